@@ -1,0 +1,141 @@
+"""Parsing model text into tool calls.
+
+Two action formats exist (architecture, section 3):
+
+* ``"native"``: each domain's own convention (``\\boxed{}`` for math, ``<search>q</search>`` for search, ...).
+  Envs implement it with the helpers here (:func:`last_boxed`, :func:`extract_tags`, :func:`fenced_code_blocks`).
+* ``"json"``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, the format of Qwen/Hermes-style chat
+  templates. Parsed by :func:`parse_json_tool_calls` with a real JSON decoder, so ``</tool_call>`` *inside* a JSON
+  string is data, not a closing tag.
+
+Every failure raises :class:`ParseError` whose message is written for the model to read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from arl_envs.core.errors import ArlError
+from arl_envs.core.tools import ToolCall
+
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+_JSON = json.JSONDecoder()
+
+
+class ParseError(ArlError, ValueError):
+    """A malformed action. Its message is shown to the model as the observation (never raised out of ``step``)."""
+
+
+def parse_json_tool_calls(text: str) -> list[ToolCall]:
+    """Parse every ``<tool_call>{json}</tool_call>`` block of ``text``, in order.
+
+    Each block must hold one JSON object with a string ``name`` and an object ``arguments`` (a JSON-encoded
+    string of an object is accepted too, as some templates emit it).
+
+    Returns:
+        The calls (possibly empty when the text has no ``<tool_call>`` tag).
+
+    Raises:
+        ParseError: Broken JSON, a missing ``</tool_call>``, or a missing/ill-typed ``name``/``arguments``.
+    """
+    calls: list[ToolCall] = []
+    pos = 0
+    while True:
+        start = text.find(TOOL_CALL_OPEN, pos)
+        if start < 0:
+            break
+        i = start + len(TOOL_CALL_OPEN)
+        while i < len(text) and text[i].isspace():
+            i += 1
+        try:
+            obj, end = _JSON.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            raise ParseError(
+                f"tool call #{len(calls) + 1} is not valid JSON ({exc.msg} at character {exc.pos - i}); "
+                f'expected {TOOL_CALL_OPEN}{{"name": "...", "arguments": {{...}}}}{TOOL_CALL_CLOSE}'
+            ) from None
+        j = end
+        while j < len(text) and text[j].isspace():
+            j += 1
+        if not text.startswith(TOOL_CALL_CLOSE, j):
+            raise ParseError(f"tool call #{len(calls) + 1} is missing its closing {TOOL_CALL_CLOSE} after the JSON object")
+        calls.append(_call_from_obj(obj, len(calls) + 1))
+        pos = j + len(TOOL_CALL_CLOSE)
+    if not calls and TOOL_CALL_CLOSE in text:
+        raise ParseError(f"found {TOOL_CALL_CLOSE} without an opening {TOOL_CALL_OPEN}")
+    return calls
+
+
+def _call_from_obj(obj: Any, index: int) -> ToolCall:
+    if not isinstance(obj, dict):
+        raise ParseError(f"tool call #{index} must be a JSON object, got {type(obj).__name__}")
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        raise ParseError(f'tool call #{index} needs a string "name"')
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            raise ParseError(f'tool call #{index}: "arguments" is a string that is not a JSON object') from None
+    if not isinstance(args, dict):
+        raise ParseError(f'tool call #{index}: "arguments" must be a JSON object')
+    return ToolCall(name, args)
+
+
+def format_json_tool_call(name: str, arguments: dict[str, Any]) -> str:
+    """Render a call in the ``json`` action format (inverse of :func:`parse_json_tool_calls`)."""
+    return f"{TOOL_CALL_OPEN}{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}{TOOL_CALL_CLOSE}"
+
+
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def boxed_contents(text: str) -> list[str]:
+    """Contents of every ``\\boxed{...}`` (and ``\\fbox{...}``) in ``text``, braces balanced, in order.
+
+    An unclosed box (unbalanced braces) is skipped.
+    """
+    out: list[str] = []
+    for m in _BOXED.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            c = text[i]
+            if c == "\\" and i + 1 < len(text):
+                i += 2
+                continue
+            depth += c == "{"
+            depth -= c == "}"
+            i += 1
+        if depth == 0:
+            out.append(text[m.end() : i - 1])
+    return out
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last complete ``\\boxed{...}`` in ``text`` (stripped), or None if there is none."""
+    boxes = boxed_contents(text)
+    return boxes[-1].strip() if boxes else None
+
+
+def extract_tags(text: str, tag: str) -> list[str]:
+    """Contents of every complete ``<tag>...</tag>`` block (non-greedy, across newlines), in order."""
+    t = re.escape(tag)
+    return [m.group(1) for m in re.finditer(rf"<{t}>(.*?)</{t}>", text, flags=re.DOTALL)]
+
+
+def strip_tags(text: str, tag: str) -> str:
+    """``text`` with every ``<tag>...</tag>`` block removed (used to discard fake observations the model wrote)."""
+    t = re.escape(tag)
+    return re.sub(rf"<{t}>.*?</{t}>", "", text, flags=re.DOTALL)
+
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def fenced_code_blocks(text: str, languages: tuple[str, ...] = ("python", "py", "")) -> list[str]:
+    """Bodies of fenced code blocks (```` ```python ... ``` ````) whose language tag is in ``languages``."""
+    return [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() in languages]

@@ -1,0 +1,353 @@
+"""The single-agent contract every arl-envs environment implements (architecture, section 2).
+
+:class:`AgentEnv` implements the contract once; a domain env supplies only its task, tools, transition and
+reward parts through a few hooks (see the class docstring).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from arl_envs.core.actions import ParseError, format_json_tool_call, parse_json_tool_calls
+from arl_envs.core.errors import InvalidActionType, ResetNeeded
+from arl_envs.core.rewards import FORMAT_PENALTY_RAW, resolve_weights, weigh
+from arl_envs.core.spaces import UnicodeText
+from arl_envs.core.tools import Tool, ToolCall
+
+#: Longest action accepted, in characters; longer actions get an error observation (not an exception).
+MAX_ACTION_CHARS = 131_072
+#: Longest observation, in characters; longer ones are cut and marked.
+MAX_OBSERVATION_CHARS = 65_536
+#: Marker appended to an observation cut at MAX_OBSERVATION_CHARS.
+TRUNCATION_MARKER = "\n[... observation truncated ...]"
+ACTION_FORMATS = ("native", "json")
+
+
+@dataclass
+class Transition:
+    """What a domain env returns for one valid action.
+
+    Attributes:
+        observation: Text the agent sees next.
+        parts: RAW (unweighted) reward parts for this step, e.g. ``{"task": 1.0}``; each key must be one of the
+            env's ``default_reward_weights``. ``format`` is added by the base class for malformed actions.
+        terminated: The task reached an end state (solved, failed, forfeited).
+        success: Whether the task was solved; set it when ``terminated`` is True (None means False then).
+        info: Extra env-specific info keys merged into ``info``.
+        env_error: An infrastructure failure (sandbox down, grader crash...): the episode is truncated, not
+            scored as the agent's failure, and the message goes to ``info["env_error"]``.
+    """
+
+    observation: str
+    parts: dict[str, float] = field(default_factory=dict)
+    terminated: bool = False
+    success: bool | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    env_error: str | None = None
+
+
+class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
+    """Base class of every single-agent arl-envs environment.
+
+    Observations and actions are ``str`` (:class:`UnicodeText` spaces). ``step(action)`` takes the model's raw
+    text for its newest turn. The base class:
+
+    * raises :class:`ResetNeeded` on ``step`` before ``reset`` or after the episode ended, and
+      :class:`InvalidActionType` for a non-``str`` action (API misuse);
+    * parses the action (``json`` format here, ``native`` via :meth:`_parse_native`), validates tool names and
+      arguments, enforces ``max_calls_per_turn``; a malformed action yields an error observation,
+      ``info["action_error"]``, the ``format`` reward part (raw ``-1``) and the episode goes on; the
+      ``max_invalid_actions + 1``-th malformed action ends it (``terminated``, forfeit, ``success=False``);
+    * counts turns and sets ``truncated`` when ``max_turns`` steps have been taken without an end state;
+    * weights reward parts into ``info["reward_components"]`` (their sum is the reward);
+    * fills the info keys of the contract: ``task_id``, ``turn``, ``reward_components``, ``action_error``,
+      ``tool_calls``, ``success`` (and ``tools``, ``instructions`` at reset);
+    * keeps the transcript for ``render_mode="ansi"`` and makes ``close()`` idempotent.
+
+    Subclasses set ``default_reward_weights``, ``default_max_turns``, ``default_max_invalid_actions`` and
+    implement :meth:`tools`, :meth:`instructions`, :meth:`_reset_task`, :meth:`_parse_native`,
+    :meth:`_step_calls`, :meth:`format_call`, :meth:`expert_action` and optionally :meth:`_close`.
+
+    Args:
+        action_format: ``"native"`` (the domain's own convention) or ``"json"`` (``<tool_call>`` blocks).
+        reward_weights: Weights overriding ``default_reward_weights`` (unknown parts raise ``ValueError``).
+        max_turns: Steps before truncation (default: the class's ``default_max_turns``).
+        max_invalid_actions: Malformed actions tolerated per episode; the next one terminates the episode.
+        render_mode: None or ``"ansi"`` (the transcript as text).
+
+    Raises:
+        ValueError: Unknown ``action_format`` or ``render_mode``, or non-positive ``max_turns``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
+    default_max_turns: ClassVar[int] = 1
+    default_max_invalid_actions: ClassVar[int] = 1
+    #: Tool calls accepted in one turn; more is a malformed action.
+    max_calls_per_turn: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        *,
+        action_format: str = "native",
+        reward_weights: dict[str, float] | None = None,
+        max_turns: int | None = None,
+        max_invalid_actions: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if action_format not in ACTION_FORMATS:
+            raise ValueError(f"action_format must be one of {ACTION_FORMATS}, got {action_format!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.action_format = action_format
+        self.reward_weights = resolve_weights(self.default_reward_weights, reward_weights)
+        self.max_turns = int(self.default_max_turns if max_turns is None else max_turns)
+        if self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+        self.max_invalid_actions = int(
+            self.default_max_invalid_actions if max_invalid_actions is None else max_invalid_actions
+        )
+        if self.max_invalid_actions < 0:
+            raise ValueError(f"max_invalid_actions must be >= 0, got {self.max_invalid_actions}")
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
+        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+        self._tools_by_name: dict[str, Tool] | None = None
+        self._episode_active = False
+        self._closed = False
+        self.task_id: str | None = None
+        self.turn = 0
+        self.invalid_actions = 0
+        self.transcript: list[tuple[str, str]] = []
+
+    # ----------------------------------------------------------------- hooks for subclasses
+    @abstractmethod
+    def tools(self) -> list[Tool]:
+        """Every tool of this env (the ``json`` format uses them as-is; the native format maps onto them)."""
+
+    @abstractmethod
+    def instructions(self) -> str:
+        """The system prompt: the task family, the tools and the action format in use."""
+
+    @abstractmethod
+    def _reset_task(self, task_id: str | None) -> tuple[str, str]:
+        """Pick a task (from ``self.np_random`` only, or by ``task_id``) and set up its state.
+
+        Returns:
+            ``(task_id, first_observation)``.
+
+        Raises:
+            TaskLoadError: Unknown ``task_id``.
+        """
+
+    @abstractmethod
+    def _parse_native(self, text: str) -> list[ToolCall]:
+        """Parse the native format into tool calls (arguments validated by the base class).
+
+        Raises:
+            ParseError: With a message for the model.
+        """
+
+    @abstractmethod
+    def _step_calls(self, calls: list[ToolCall]) -> Transition:
+        """Apply validated tool calls (``1 <= len(calls) <= max_calls_per_turn``) and return the transition."""
+
+    @abstractmethod
+    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Render a tool call in the NATIVE action format (the json format is handled by :meth:`render_call`)."""
+
+    @abstractmethod
+    def expert_action(self) -> str:
+        """The scripted expert's action for the current state, in the env's action format.
+
+        Raises:
+            ResetNeeded: If no episode is running.
+        """
+
+    def _close(self) -> None:
+        """Release resources (sandboxes, processes). Called once."""
+
+    # ----------------------------------------------------------------- public helpers
+    def render_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Render a tool call in this env's ``action_format`` (what a policy should write)."""
+        if self.action_format == "json":
+            return format_json_tool_call(name, arguments)
+        return self.format_call(name, arguments)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI-style JSON schemas of :meth:`tools` (what ``tokenizer.apply_chat_template(tools=...)`` takes)."""
+        return [t.schema() for t in self.tools()]
+
+    def json_format_instructions(self) -> str:
+        """A paragraph describing the ``json`` action format and the tools, for :meth:`instructions`."""
+        lines = [
+            "Call a tool by writing exactly one block of the form",
+            '<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>',
+            "Available tools (JSON schemas):",
+        ]
+        lines += [json.dumps(s["function"], ensure_ascii=False) for s in self.tool_schemas()]
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------------- gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode.
+
+        Args:
+            seed: Seeds ``self.np_random``; the same seed gives the same task.
+            options: ``{"task_id": str}`` picks a task by id.
+
+        Returns:
+            ``(observation, info)``; info has ``task_id``, ``turn`` (0), ``tools``, ``instructions``,
+            ``action_format``.
+
+        Raises:
+            TaskLoadError: Unknown ``task_id``.
+            ResetNeeded: If the env was closed.
+        """
+        if self._closed:
+            raise ResetNeeded("this env was closed; make a new one")
+        super().reset(seed=seed)
+        task_id = (options or {}).get("task_id")
+        self.task_id, obs = self._reset_task(None if task_id is None else str(task_id))
+        self.turn = 0
+        self.invalid_actions = 0
+        self._episode_active = True
+        instructions = self.instructions()
+        obs = self._cap(obs)
+        self.transcript = [("system", instructions), ("user", obs)]
+        info = {
+            "task_id": self.task_id,
+            "turn": 0,
+            "tools": self.tool_schemas(),
+            "instructions": instructions,
+            "action_format": self.action_format,
+        }
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Take the model's newest turn (raw text) and advance the episode.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)`` as in Gymnasium. Never both
+            ``terminated`` and ``truncated``.
+
+        Raises:
+            InvalidActionType: ``action`` is not a ``str``.
+            ResetNeeded: No running episode (step before reset, or after it ended).
+        """
+        if not isinstance(action, str):
+            raise InvalidActionType(f"action must be a str (the model's text), got {type(action).__name__}")
+        if not self._episode_active:
+            raise ResetNeeded("call reset() before step(): no episode is running")
+        self.turn += 1
+        self.transcript.append(("assistant", action))
+
+        calls: list[ToolCall] = []
+        error: str | None = None
+        try:
+            calls = self._parse(action)
+        except ParseError as exc:
+            error = str(exc)
+
+        extra: dict[str, Any] = {}
+        env_error = None
+        if error is not None:
+            self.invalid_actions += 1
+            raw = {"format": FORMAT_PENALTY_RAW}
+            terminated = self.invalid_actions > self.max_invalid_actions
+            success = False
+            if terminated:
+                obs = f"Invalid action: {error}\nToo many invalid actions ({self.invalid_actions}); the episode is over."
+            else:
+                obs = f"Invalid action: {error}\n{self._format_hint()}"
+        else:
+            tr = self._step_calls(calls)
+            raw, terminated, success, obs = dict(tr.parts), tr.terminated, bool(tr.success), tr.observation
+            extra = tr.info
+            env_error = tr.env_error
+        truncated = False
+        if env_error is not None:
+            terminated, truncated, success = False, True, False
+            raw.pop("task", None)
+        elif not terminated and self.turn >= self.max_turns:
+            truncated = True
+            obs = f"{obs}\n[Turn limit of {self.max_turns} reached: the episode is over.]"
+        reward, components = weigh(raw, self.reward_weights)
+        obs = self._cap(obs)
+        self.transcript.append(("env", obs))
+        if terminated or truncated:
+            self._episode_active = False
+        info: dict[str, Any] = {
+            "task_id": self.task_id,
+            "turn": self.turn,
+            "reward_components": components,
+            "action_error": error,
+            "tool_calls": [c.to_dict() for c in calls],
+            "success": bool(success) if (terminated or truncated) else False,
+        }
+        if env_error is not None:
+            info["env_error"] = env_error
+        info.update(extra)
+        return obs, reward, bool(terminated), truncated, info
+
+    def render(self) -> str | None:
+        """The transcript so far (``render_mode="ansi"``), else None."""
+        if self.render_mode != "ansi":
+            return None
+        parts = [f"=== {role} ===\n{text}" for role, text in self.transcript]
+        return "\n".join(parts) + "\n"
+
+    def close(self) -> None:
+        """Release resources; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        self._episode_active = False
+        self._close()
+
+    # ----------------------------------------------------------------- internals
+    def _parse(self, action: str) -> list[ToolCall]:
+        if len(action) > MAX_ACTION_CHARS:
+            raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
+        if self.action_format == "json":
+            calls = parse_json_tool_calls(action)
+            if not calls:
+                raise ParseError("no <tool_call> found in your reply")
+        else:
+            calls = self._parse_native(action)
+            if not calls:
+                raise ParseError("no action found in your reply")
+        if len(calls) > self.max_calls_per_turn:
+            raise ParseError(
+                f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} allowed. Nothing was run."
+            )
+        tools = self._tool_map()
+        validated = []
+        for call in calls:
+            tool = tools.get(call.name)
+            if tool is None:
+                raise ParseError(f"unknown tool {call.name!r}; available: {', '.join(sorted(tools))}")
+            validated.append(ToolCall(call.name, tool.validate(call.arguments)))
+        return validated
+
+    def _tool_map(self) -> dict[str, Tool]:
+        if self._tools_by_name is None:
+            self._tools_by_name = {t.name: t for t in self.tools()}
+        return self._tools_by_name
+
+    def _format_hint(self) -> str:
+        example_tool = self.tools()[0]
+        if self.action_format == "json":
+            return f'Write a tool call like <tool_call>{{"name": "{example_tool.name}", "arguments": {{...}}}}</tool_call>.'
+        return "Follow the action format given in the instructions."
+
+    @staticmethod
+    def _cap(text: str) -> str:
+        if len(text) <= MAX_OBSERVATION_CHARS:
+            return text
+        return text[: MAX_OBSERVATION_CHARS - len(TRUNCATION_MARKER)] + TRUNCATION_MARKER

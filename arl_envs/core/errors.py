@@ -1,0 +1,33 @@
+"""Errors raised by arl-envs.
+
+Everything we raise derives from :class:`ArlError`, so a training loop can catch the whole family with one
+``except``. A *malformed action* is never an exception: it becomes an observation (see
+:class:`arl_envs.core.env.AgentEnv`). Exceptions are reserved for misuse of the API and for infrastructure
+that is missing.
+"""
+
+from __future__ import annotations
+
+
+class ArlError(Exception):
+    """Base class of every error arl-envs raises on purpose."""
+
+
+class ResetNeeded(ArlError):
+    """``step`` was called before ``reset`` or after the episode ended (terminated or truncated)."""
+
+
+class InvalidActionType(ArlError, TypeError):
+    """``step`` got an action that is not a ``str`` (API misuse, unlike a malformed string)."""
+
+
+class SandboxUnavailable(ArlError):
+    """A sandbox backend is missing or unusable; the message names the exact install step."""
+
+
+class DependencyNotInstalled(ArlError, ImportError):
+    """An optional dependency is missing; the message names the ``pip install 'arl-envs[extra]'`` to run."""
+
+
+class TaskLoadError(ArlError, ValueError):
+    """A task file or task id could not be loaded (missing file, bad JSONL line, unknown ``task_id``)."""

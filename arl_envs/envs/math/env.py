@@ -1,0 +1,291 @@
+"""Math environments with verifiable answers: arithmetic, Countdown, and JSONL datasets (GSM8K / MATH)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from arl_envs.core.actions import ParseError, last_boxed
+from arl_envs.core.env import AgentEnv, Transition
+from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.tools import Tool, ToolCall
+from arl_envs.envs.math.grading import DEFAULT_GRADER_TIMEOUT_S, GradeResult, shared_grader
+from arl_envs.envs.math.tasks import (
+    ARITHMETIC_KINDS,
+    GSM8K_TEST_PATH,
+    MathTask,
+    arithmetic_task,
+    check_countdown,
+    countdown_task,
+    load_dataset,
+    new_subseed,
+    parse_arithmetic_id,
+    parse_countdown_id,
+)
+
+#: Longest answer accepted, in characters (a longer one is graded wrong without calling the grader).
+MAX_ANSWER_CHARS = 2_000
+
+
+class AnswerArgs(BaseModel):
+    """Arguments of the ``answer`` tool."""
+
+    answer: str = Field(description="The final answer only (a number, fraction, expression or LaTeX).")
+
+
+ANSWER_TOOL = Tool("answer", "Submit the final answer. Ends the attempt.", AnswerArgs)
+
+
+class MathEnv(AgentEnv):
+    """Shared logic of the math envs: one question, answers in ``\\boxed{}``, graded against a gold answer.
+
+    Subclasses implement :meth:`_new_task` (random task from ``self.np_random``), :meth:`_task_from_id` and,
+    optionally, :meth:`_grade`.
+
+    Args:
+        max_attempts: Answers allowed per episode (>= 1). With more than one, a wrong answer yields feedback and
+            another try.
+        grader_timeout_s: Deadline of one grading call in seconds; a timeout scores 0 and sets
+            ``info["grader_timeout"] = True``.
+        max_turns: Default ``max_attempts + max_invalid_actions`` (never truncates before those are spent).
+        **kwargs: See :class:`~arl_envs.core.env.AgentEnv` (``action_format``, ``reward_weights``,
+            ``max_invalid_actions``, ``render_mode``).
+    """
+
+    default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
+    default_max_invalid_actions: ClassVar[int] = 1
+    task_description: ClassVar[str] = "Solve the math problem."
+
+    def __init__(
+        self,
+        *,
+        max_attempts: int = 1,
+        grader_timeout_s: float = DEFAULT_GRADER_TIMEOUT_S,
+        max_turns: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.max_attempts = int(max_attempts)
+        self.grader_timeout_s = float(grader_timeout_s)
+        invalid = kwargs.get("max_invalid_actions")
+        invalid = self.default_max_invalid_actions if invalid is None else int(invalid)
+        super().__init__(max_turns=max_turns if max_turns is not None else self.max_attempts + invalid, **kwargs)
+        self.task: MathTask | None = None
+        self.attempts = 0
+
+    # -- task hooks
+    @abstractmethod
+    def _new_task(self) -> MathTask:
+        """A random task drawn from ``self.np_random``."""
+
+    @abstractmethod
+    def _task_from_id(self, task_id: str) -> MathTask:
+        """The task with this id. Raises TaskLoadError for an unknown id."""
+
+    def _grade(self, task: MathTask, answer: str) -> tuple[GradeResult, str]:
+        """Grade ``answer`` (the boxed content). Returns ``(result, feedback for a wrong answer)``."""
+        return shared_grader().grade(task.answer, answer, timeout_s=self.grader_timeout_s), "incorrect"
+
+    # -- AgentEnv hooks
+    def tools(self) -> list[Tool]:
+        return [ANSWER_TOOL]
+
+    def instructions(self) -> str:
+        how = (
+            "Reason step by step, then give your final answer as \\boxed{...} at the end of your reply. "
+            "Only the last \\boxed{} of your reply counts."
+            if self.action_format == "native"
+            else "Reason step by step, then submit the final answer with the `answer` tool.\n"
+            + self.json_format_instructions()
+        )
+        attempts = f" You have {self.max_attempts} attempts." if self.max_attempts > 1 else ""
+        return f"{self.task_description}{attempts}\n{how}"
+
+    def _reset_task(self, task_id: str | None) -> tuple[str, str]:
+        self.task = self._new_task() if task_id is None else self._task_from_id(task_id)
+        self.attempts = 0
+        return self.task.task_id, self.task.question
+
+    def _parse_native(self, text: str) -> list[ToolCall]:
+        answer = last_boxed(text)
+        if answer is None:
+            raise ParseError("no final answer found: end your reply with \\boxed{your answer}")
+        return [ToolCall("answer", {"answer": answer})]
+
+    def _step_calls(self, calls: list[ToolCall]) -> Transition:
+        assert self.task is not None
+        answer = str(calls[0].arguments["answer"]).strip()
+        self.attempts += 1
+        if not answer:
+            result, feedback = GradeResult(False), "the answer is empty"
+        elif len(answer) > MAX_ANSWER_CHARS:
+            result, feedback = GradeResult(False), f"the answer is longer than {MAX_ANSWER_CHARS} characters"
+        else:
+            result, feedback = self._grade(self.task, answer)
+        info: dict[str, Any] = {"grader_timeout": result.timed_out, "attempt": self.attempts, "answer": answer}
+        if result.error is not None:
+            return Transition("The grader failed; this episode is not scored.", {}, info=info, env_error=result.error)
+        if result.correct:
+            return Transition("Correct.", {"task": 1.0}, terminated=True, success=True, info=info)
+        left = self.max_attempts - self.attempts
+        reason = "grading timed out" if result.timed_out else feedback
+        if left <= 0:
+            return Transition(f"Incorrect ({reason}). The episode is over.", {}, True, False, info)
+        return Transition(f"Incorrect ({reason}). {left} attempt(s) left; try again.", {}, info=info)
+
+    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        if name != "answer":
+            raise ValueError(f"unknown tool {name!r}")
+        return f"The final answer is \\boxed{{{arguments['answer']}}}"
+
+    def expert_action(self) -> str:
+        if self.task is None or not self._episode_active:
+            raise ResetNeeded("no running episode: call reset() first")
+        return self.render_call("answer", {"answer": self._expert_answer(self.task)})
+
+    def _expert_answer(self, task: MathTask) -> str:
+        return task.answer
+
+
+class ArithmeticEnv(MathEnv):
+    """Procedurally generated arithmetic problems with a difficulty knob.
+
+    Description:
+        One problem per episode from five kinds: integer expressions, fraction arithmetic (answer in lowest
+        terms), linear equations in x, modular arithmetic, and short word problems. ``difficulty`` (1-5) scales
+        the number of operations and the size of the numbers.
+    Observation:
+        The problem text (the first observation), then feedback ("Correct." / "Incorrect (...)") or a format
+        error message.
+    Action:
+        Native: free text ending with ``\\boxed{answer}`` (the last box counts). JSON: ``answer(answer)``.
+    Tools:
+        ``answer(answer: str)``.
+    Rewards:
+        ``task`` (weight 1): 1 when the answer is equivalent to the gold answer (math-verify, exact for exact
+        numbers). ``format`` (weight 0.1): raw -1 for a reply without a parsable answer.
+    Episode end:
+        Terminated on a correct answer, after ``max_attempts`` wrong answers, or after more than
+        ``max_invalid_actions`` (default 1) malformed replies. Truncated after ``max_turns``.
+    Arguments:
+        difficulty (int, 1-5, default 2), kinds (tuple of kinds, default all), max_attempts (default 1),
+        grader_timeout_s, action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
+    Version history:
+        v0: initial release.
+    """
+
+    task_description = "Solve the arithmetic problem."
+
+    def __init__(self, *, difficulty: int = 2, kinds: tuple[str, ...] | list[str] = ARITHMETIC_KINDS, **kwargs: Any):
+        if not 1 <= int(difficulty) <= 5:
+            raise ValueError(f"difficulty must be in [1, 5], got {difficulty}")
+        bad = [k for k in kinds if k not in ARITHMETIC_KINDS]
+        if bad or not kinds:
+            raise ValueError(f"kinds must be a non-empty subset of {ARITHMETIC_KINDS}, got {list(kinds)}")
+        self.difficulty = int(difficulty)
+        self.kinds = tuple(kinds)
+        super().__init__(**kwargs)
+
+    def _new_task(self) -> MathTask:
+        kind = self.kinds[int(self.np_random.integers(0, len(self.kinds)))]
+        return arithmetic_task(new_subseed(self.np_random), self.difficulty, kind)
+
+    def _task_from_id(self, task_id: str) -> MathTask:
+        kind, difficulty, seed = parse_arithmetic_id(task_id)
+        return arithmetic_task(seed, difficulty, kind)
+
+
+class CountdownEnv(MathEnv):
+    """The Countdown numbers game: reach a target with + - * / over given numbers, each used at most once.
+
+    Description:
+        The task used in TinyZero-style small GRPO studies. Instances are generated so that a solution exists.
+    Observation:
+        The numbers and the target, then feedback saying what was wrong with an expression.
+    Action:
+        Native: text ending with ``\\boxed{expression}``, e.g. ``\\boxed{(25 - 5) * 4}``. JSON: ``answer(answer)``.
+    Tools:
+        ``answer(answer: str)``: the expression.
+    Rewards:
+        ``task`` (weight 1): 1 when the expression evaluates exactly (fractions) to the target and uses only the
+        given numbers, each at most once. ``format`` (weight 0.1): raw -1 for a reply without a box.
+    Episode end:
+        As :class:`ArithmeticEnv`.
+    Arguments:
+        num_numbers (2-6, default 4), max_number (default 99), max_target (default 999), max_attempts,
+        action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
+    Version history:
+        v0: initial release.
+    """
+
+    task_description = "Solve the Countdown puzzle."
+
+    def __init__(self, *, num_numbers: int = 4, max_number: int = 99, max_target: int = 999, **kwargs: Any):
+        if not 2 <= num_numbers <= 6:
+            raise ValueError(f"num_numbers must be in [2, 6], got {num_numbers}")
+        self.num_numbers, self.max_number, self.max_target = int(num_numbers), int(max_number), int(max_target)
+        super().__init__(**kwargs)
+
+    def _new_task(self) -> MathTask:
+        return countdown_task(new_subseed(self.np_random), self.num_numbers, self.max_number, self.max_target)
+
+    def _task_from_id(self, task_id: str) -> MathTask:
+        n, seed = parse_countdown_id(task_id)
+        return countdown_task(seed, n, self.max_number, self.max_target)
+
+    def _grade(self, task: MathTask, answer: str) -> tuple[GradeResult, str]:
+        ok, feedback = check_countdown(answer, task.meta["numbers"], task.meta["target"])
+        return GradeResult(ok), feedback
+
+    def _expert_answer(self, task: MathTask) -> str:
+        return str(task.meta["solution"])
+
+
+class DatasetEnv(MathEnv):
+    """Math word problems from a JSONL file in GSM8K or MATH form (default: the shipped GSM8K test split).
+
+    Description:
+        Loads ``path`` (one JSON object per line). GSM8K form: ``question`` and ``answer`` ending in
+        ``#### <answer>``. MATH form: ``problem`` and ``answer`` or ``solution`` with ``\\boxed{}``. The default is
+        GSM8K's test split (1,319 problems; Cobbe et al. 2021, "Training Verifiers to Solve Math Word Problems",
+        MIT license, shipped in ``arl_envs/envs/math/data``).
+    Observation:
+        The problem text, then feedback.
+    Action:
+        Native: text ending with ``\\boxed{answer}``. JSON: ``answer(answer)``.
+    Tools:
+        ``answer(answer: str)``.
+    Rewards:
+        ``task`` (weight 1): math-verify equivalence with the gold answer. ``format`` (weight 0.1): raw -1 for a
+        reply without a parsable answer.
+    Episode end:
+        As :class:`ArithmeticEnv`.
+    Arguments:
+        path (str, default the GSM8K test split), max_attempts, grader_timeout_s, action_format,
+        reward_weights, max_turns, max_invalid_actions, render_mode.
+    Version history:
+        v0: initial release.
+
+    Raises:
+        TaskLoadError: At construction, when ``path`` is missing or malformed.
+    """
+
+    task_description = "Solve the math word problem."
+
+    def __init__(self, *, path: str | None = None, **kwargs: Any):
+        self.path = str(path or GSM8K_TEST_PATH)
+        self.tasks = load_dataset(self.path)
+        self._by_id = {t.task_id: t for t in self.tasks}
+        super().__init__(**kwargs)
+
+    def _new_task(self) -> MathTask:
+        return self.tasks[int(self.np_random.integers(0, len(self.tasks)))]
+
+    def _task_from_id(self, task_id: str) -> MathTask:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise TaskLoadError(f"no task {task_id!r} in {self.path}") from None

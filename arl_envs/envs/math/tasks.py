@@ -1,0 +1,385 @@
+"""Math tasks: procedurally generated arithmetic, Countdown, and JSONL datasets (GSM8K / MATH form).
+
+Every generated task is a pure function of a 62-bit sub-seed, so ``task_id`` (which encodes it) reproduces the
+task exactly, independent of the env's RNG state.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arl_envs.core.actions import last_boxed
+from arl_envs.core.errors import TaskLoadError
+
+#: The shipped default dataset: GSM8K test split (1,319 problems), MIT license, Cobbe et al. 2021.
+GSM8K_TEST_PATH = Path(__file__).with_name("data") / "gsm8k_test.jsonl"
+ARITHMETIC_KINDS = ("integer", "fraction", "linear", "modular", "word")
+MIN_DIFFICULTY, MAX_DIFFICULTY = 1, 5
+SUBSEED_BITS = 62
+
+
+@dataclass(frozen=True)
+class MathTask:
+    """One math problem.
+
+    Attributes:
+        task_id: Stable id; ``reset(options={"task_id": ...})`` reproduces the task.
+        question: Problem text shown to the agent.
+        answer: Gold answer (plain text or LaTeX, no ``$``), graded with math-verify.
+        meta: Extra task data (e.g. Countdown's ``numbers`` and ``target``, the expert's expression).
+    """
+
+    task_id: str
+    question: str
+    answer: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _frac_latex(q: Fraction) -> str:
+    if q.denominator == 1:
+        return str(q.numerator)
+    sign = "-" if q < 0 else ""
+    return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+
+
+def _frac_text(q: Fraction) -> str:
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+# ----------------------------------------------------------------------------- arithmetic
+def _integer_expr(rng: np.random.Generator, depth: int, hi: int) -> tuple[str, int]:
+    if depth == 0:
+        v = int(rng.integers(1, hi + 1))
+        return str(v), v
+    left, lv = _integer_expr(rng, int(rng.integers(0, depth)), hi)
+    right, rv = _integer_expr(rng, depth - 1, hi)
+    op = "+-*"[int(rng.integers(0, 3))]
+    value = lv + rv if op == "+" else lv - rv if op == "-" else lv * rv
+    text = f"({left} {op} {right})"
+    return text, value
+
+
+def _gen_integer(rng: np.random.Generator, d: int) -> tuple[str, str]:
+    text, value = _integer_expr(rng, d, 10 ** min(d, 3) if d > 1 else 9)
+    return f"Compute {text[1:-1]}.", str(value)
+
+
+def _gen_fraction(rng: np.random.Generator, d: int) -> tuple[str, str]:
+    n_terms = d + 1
+    hi = 4 + 3 * d
+    total: Fraction | None = None
+    parts: list[str] = []
+    for i in range(n_terms):
+        num, den = int(rng.integers(1, hi)), int(rng.integers(2, hi))
+        q = Fraction(num, den)
+        if i == 0:
+            total = q
+            parts.append(f"{num}/{den}")
+            continue
+        op = "+-*"[int(rng.integers(0, 3 if d >= 3 else 2))]
+        assert total is not None
+        total = total + q if op == "+" else total - q if op == "-" else total * q
+        parts.append(f"{op} {num}/{den}")
+        if op == "*" and i < n_terms - 1:  # keep left-to-right evaluation unambiguous
+            parts = ["(" + " ".join(parts) + ")"]
+    assert total is not None
+    return f"Compute {' '.join(parts)} and give the result as a fraction in lowest terms.", _frac_latex(total)
+
+
+def _gen_linear(rng: np.random.Generator, d: int) -> tuple[str, str]:
+    hi = 5 + 5 * d
+    x = Fraction(int(rng.integers(-hi, hi + 1)), int(rng.integers(1, 4)) if d >= 4 else 1)
+    a = int(rng.integers(2, hi))
+    c = int(rng.integers(0, a)) if d >= 2 else 0
+    b = int(rng.integers(-hi, hi + 1))
+    e = (a - c) * x + b  # a x + b = c x + e  =>  e = (a - c) x + b
+    if e.denominator != 1:  # make the constant an integer by scaling every coefficient
+        k = e.denominator
+        a, b, c, e = a * k, b * k, c * k, e * k
+    left = f"{a}x {'+' if b >= 0 else '-'} {abs(b)}"
+    right = f"{c}x + {int(e)}" if c else f"{int(e)}"
+    return f"Solve for x: {left} = {right}.", _frac_latex(x)
+
+
+def _gen_modular(rng: np.random.Generator, d: int) -> tuple[str, str]:
+    m = int(rng.integers(3, 10 + 20 * d))
+    if d <= 2:
+        a, b, c = (int(rng.integers(10, 10 ** (d + 1))) for _ in range(3))
+        return f"Compute ({a} * {b} + {c}) mod {m}.", str((a * b + c) % m)
+    base = int(rng.integers(2, 50))
+    exp = int(rng.integers(10, 10 ** (d - 1)))
+    return f"Compute {base}^{exp} mod {m}.", str(pow(base, exp, m))
+
+
+_NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kofi", "Lena")
+_ITEMS = ("apples", "marbles", "stickers", "books", "coins", "shells", "pencils", "cards")
+
+
+def _gen_word(rng: np.random.Generator, d: int) -> tuple[str, str]:
+    name = _NAMES[int(rng.integers(0, len(_NAMES)))]
+    item = _ITEMS[int(rng.integers(0, len(_ITEMS)))]
+    count = int(rng.integers(5, 20 * d))
+    sentences = [f"{name} has {count} {item}."]
+    for _ in range(d):
+        kind = int(rng.integers(0, 4))
+        if kind == 0:
+            k = int(rng.integers(2, 6)); n = int(rng.integers(2, 4 + 2 * d))
+            sentences.append(f"Then {name} buys {k} bags with {n} {item} in each bag.")
+            count += k * n
+        elif kind == 1 and count > 2:
+            k = int(rng.integers(1, count))
+            sentences.append(f"Then {name} gives away {k} {item}.")
+            count -= k
+        elif kind == 2:
+            sentences.append(f"Then {name}'s collection doubles.")
+            count *= 2
+        else:
+            other = _NAMES[int(rng.integers(0, len(_NAMES)))]
+            k = int(rng.integers(1, 10 * d))
+            sentences.append(f"Then {other} gives {name} {k} more {item}.")
+            count += k
+    sentences.append(f"How many {item} does {name} have now?")
+    return " ".join(sentences), str(count)
+
+
+_ARITH_GENERATORS = {
+    "integer": _gen_integer,
+    "fraction": _gen_fraction,
+    "linear": _gen_linear,
+    "modular": _gen_modular,
+    "word": _gen_word,
+}
+
+
+def arithmetic_task(subseed: int, difficulty: int, kind: str) -> MathTask:
+    """Generate one arithmetic problem.
+
+    Args:
+        subseed: Task seed in ``[0, 2**62)``.
+        difficulty: 1 (one operation, small numbers) to 5 (five steps, large numbers).
+        kind: One of :data:`ARITHMETIC_KINDS`.
+
+    Raises:
+        ValueError: Unknown kind or difficulty out of range.
+    """
+    if kind not in _ARITH_GENERATORS:
+        raise ValueError(f"unknown arithmetic kind {kind!r}; choose from {ARITHMETIC_KINDS}")
+    if not MIN_DIFFICULTY <= difficulty <= MAX_DIFFICULTY:
+        raise ValueError(f"difficulty must be in [{MIN_DIFFICULTY}, {MAX_DIFFICULTY}], got {difficulty}")
+    rng = np.random.default_rng(subseed)
+    question, answer = _ARITH_GENERATORS[kind](rng, difficulty)
+    return MathTask(f"{kind}-d{difficulty}-{subseed:x}", question, answer, {"kind": kind, "difficulty": difficulty})
+
+
+def parse_arithmetic_id(task_id: str) -> tuple[str, int, int]:
+    """``"linear-d3-1f2e"`` -> ``("linear", 3, 0x1f2e)``.
+
+    Raises:
+        TaskLoadError: Malformed id.
+    """
+    try:
+        kind, d, seed = task_id.split("-")
+        if kind not in ARITHMETIC_KINDS or not d.startswith("d"):
+            raise ValueError
+        return kind, int(d[1:]), int(seed, 16)
+    except ValueError:
+        raise TaskLoadError(f"bad arithmetic task id {task_id!r}; expected '<kind>-d<difficulty>-<hex seed>'") from None
+
+
+# ----------------------------------------------------------------------------- countdown
+COUNTDOWN_MAX_EXPR_CHARS = 200
+_CD_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def countdown_task(subseed: int, num_numbers: int = 4, max_number: int = 99, max_target: int = 999) -> MathTask:
+    """Generate a solvable Countdown instance.
+
+    The Countdown numbers game (as used in TinyZero and small GRPO studies, e.g. Pan et al. 2025): reach
+    ``target`` with ``+ - * /`` over the given numbers, each used at most once. The target is built from a
+    random expression over all the numbers, so a solution exists (it is the expert's answer).
+
+    Args:
+        subseed: Task seed.
+        num_numbers: How many numbers (2-6).
+        max_number: Numbers are drawn from ``[1, max_number]``.
+        max_target: Targets are positive integers up to this.
+
+    Raises:
+        ValueError: ``num_numbers`` outside [2, 6].
+    """
+    if not 2 <= num_numbers <= 6:
+        raise ValueError(f"num_numbers must be in [2, 6], got {num_numbers}")
+    rng = np.random.default_rng(subseed)
+    while True:
+        nums = [int(v) for v in rng.integers(1, max_number + 1, size=num_numbers)]
+        items: list[tuple[str, Fraction]] = [(str(n), Fraction(n)) for n in nums]
+        while len(items) > 1:
+            i, j = (int(v) for v in rng.choice(len(items), size=2, replace=False))
+            (ea, va), (eb, vb) = items[i], items[j]
+            op = "+-*/"[int(rng.integers(0, 4))]
+            if op == "/" and (vb == 0 or (va / vb).denominator != 1):
+                op = "+"
+            if op == "-" and va < vb:
+                (ea, va), (eb, vb) = (eb, vb), (ea, va)
+            val = va + vb if op == "+" else va - vb if op == "-" else va * vb if op == "*" else va / vb
+            items = [it for k, it in enumerate(items) if k not in (i, j)] + [(f"({ea} {op} {eb})", val)]
+        expr, value = items[0]
+        if value.denominator == 1 and 1 <= value <= max_target:
+            expr = expr[1:-1] if expr.startswith("(") and expr.endswith(")") else expr
+            question = (
+                f"Using the numbers {nums}, write an arithmetic expression that equals {int(value)}. "
+                "You may use + - * / and parentheses, and each number at most once (not all are required)."
+            )
+            return MathTask(
+                f"countdown-{num_numbers}-{subseed:x}",
+                question,
+                str(int(value)),
+                {"numbers": nums, "target": int(value), "solution": expr},
+            )
+
+
+def check_countdown(expression: str, numbers: list[int], target: int) -> tuple[bool, str]:
+    """Exactly verify a Countdown answer.
+
+    The expression may use ``+ - * /`` (``\\times``, ``\\cdot``, ``\\div`` accepted), parentheses and integer
+    literals; each literal must come from ``numbers`` (a multiset: each at most as often as given). Evaluated
+    with exact fractions. An optional trailing ``= target`` is ignored.
+
+    Returns:
+        ``(correct, feedback)`` where feedback says what was wrong.
+    """
+    expr = expression.replace("\\times", "*").replace("\\cdot", "*").replace("\\div", "/").replace("×", "*")
+    expr = expr.replace("\\left", "").replace("\\right", "").replace("{", "(").replace("}", ")")
+    if "=" in expr:
+        expr, _, rhs = expr.partition("=")
+        if rhs.strip() not in ("", str(target)):
+            return False, f"the right-hand side {rhs.strip()!r} is not the target {target}"
+    if len(expr) > COUNTDOWN_MAX_EXPR_CHARS:
+        return False, f"expression longer than {COUNTDOWN_MAX_EXPR_CHARS} characters"
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        return False, f"could not parse {expression!r} as an arithmetic expression"
+    used: list[int] = []
+
+    def ev(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.BinOp) and type(node.op) in _CD_OPS:
+            left, right = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Div):
+                if right == 0:
+                    raise ZeroDivisionError
+                return left / right
+            return left + right if isinstance(node.op, ast.Add) else left - right if isinstance(node.op, ast.Sub) else left * right
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            used.append(node.value)
+            return Fraction(node.value)
+        raise ValueError(type(node).__name__)
+
+    try:
+        value = ev(tree.body)
+    except ZeroDivisionError:
+        return False, "division by zero"
+    except ValueError as exc:
+        return False, f"only integers, + - * / and parentheses are allowed (found {exc})"
+    extra = Counter(used) - Counter(numbers)
+    if extra:
+        return False, f"uses numbers not available (or more often than given): {sorted(extra.elements())}"
+    if value != target:
+        return False, f"the expression equals {_frac_text(value)}, not {target}"
+    return True, "correct"
+
+
+def parse_countdown_id(task_id: str) -> tuple[int, int]:
+    """``"countdown-4-1f2e"`` -> ``(4, 0x1f2e)``.
+
+    Raises:
+        TaskLoadError: Malformed id.
+    """
+    try:
+        prefix, n, seed = task_id.split("-")
+        if prefix != "countdown":
+            raise ValueError
+        return int(n), int(seed, 16)
+    except ValueError:
+        raise TaskLoadError(f"bad countdown task id {task_id!r}; expected 'countdown-<n>-<hex seed>'") from None
+
+
+# ----------------------------------------------------------------------------- datasets
+def gold_from_record(record: dict[str, Any]) -> tuple[str, str]:
+    """Question and gold answer of a GSM8K-form or MATH-form record.
+
+    * GSM8K form (Cobbe et al. 2021): ``question``, ``answer`` whose last line is ``#### <answer>``.
+    * MATH form (Hendrycks et al. 2021): ``problem`` and either ``answer`` or ``solution`` containing ``\\boxed{}``.
+
+    Raises:
+        ValueError: Neither form, or no gold answer can be found.
+    """
+    if "question" in record and isinstance(record.get("answer"), str) and "####" in record["answer"]:
+        gold = record["answer"].rsplit("####", 1)[1].strip()
+        return str(record["question"]), gold.replace("$", "").strip()
+    if "problem" in record:
+        if isinstance(record.get("answer"), str) and record["answer"].strip():
+            return str(record["problem"]), record["answer"].strip()
+        boxed = last_boxed(str(record.get("solution", "")))
+        if boxed:
+            return str(record["problem"]), boxed
+        raise ValueError("MATH-form record has no 'answer' and no \\boxed{} in 'solution'")
+    raise ValueError("record is neither GSM8K form (question, answer with '####') nor MATH form (problem, solution)")
+
+
+@lru_cache(maxsize=8)
+def load_dataset(path: str) -> tuple[MathTask, ...]:
+    """Load a JSONL math dataset (GSM8K or MATH form; forms may not be mixed per line, each line is detected).
+
+    Task ids are the record's ``id`` / ``unique_id`` field when present, else ``<file stem>:<line number>``.
+    Results are cached per path.
+
+    Raises:
+        TaskLoadError: Missing file, invalid JSON (with its line number), a record of neither form, or no records.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise TaskLoadError(f"math dataset not found: {p}")
+    tasks: list[MathTask] = []
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("line is not a JSON object")
+                question, gold = gold_from_record(record)
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise TaskLoadError(f"{p}:{lineno}: {exc}") from None
+            tid = str(record.get("id", record.get("unique_id", f"{p.stem}:{lineno}")))
+            tasks.append(MathTask(tid, question, gold, {"source": str(p), "line": lineno}))
+    if not tasks:
+        raise TaskLoadError(f"math dataset {p} has no records")
+    return tuple(tasks)
+
+
+def new_subseed(rng: np.random.Generator) -> int:
+    """Draw a task sub-seed from an env's RNG."""
+    return int(rng.integers(0, 2**SUBSEED_BITS))
+
+
+__all__ = [
+    "ARITHMETIC_KINDS",
+    "GSM8K_TEST_PATH",
+    "MathTask",
+    "arithmetic_task",
+    "check_countdown",
+    "countdown_task",
+    "gold_from_record",
+    "load_dataset",
+]

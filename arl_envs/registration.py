@@ -1,0 +1,85 @@
+"""The one table of environment ids (architecture, section 1).
+
+``import arl_envs`` calls :func:`register_all`, so ``gym.make("arl/<domain>.<task>-v<N>")`` works after it, and
+``gym.make("arl_envs:arl/...")`` works without it (Gymnasium imports the module before the ``:``).
+Truncation is done by the envs themselves (their ``max_turns`` kwarg), so ``max_episode_steps`` stays None and no
+``TimeLimit`` wrapper is stacked on top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class EnvSpecRow:
+    """One registered id.
+
+    Attributes:
+        id: ``arl/<domain>.<task>-v<N>``.
+        entry_point: ``"module:Class"``, imported lazily by ``gym.make``.
+        description: One line for ``arl-envs list``.
+        kwargs: Default constructor kwargs.
+        max_episode_steps: Extra TimeLimit; None because envs truncate at their own ``max_turns``.
+        tags: Free-form labels (e.g. ``"slow"`` for envs that start a browser).
+    """
+
+    id: str
+    entry_point: str
+    description: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    max_episode_steps: int | None = None
+    tags: tuple[str, ...] = ()
+
+
+ENVS: tuple[EnvSpecRow, ...] = (
+    EnvSpecRow(
+        "arl/math.arithmetic-v0",
+        "arl_envs.envs.math.env:ArithmeticEnv",
+        "Generated arithmetic (integers, fractions, linear equations, modular, word problems), difficulty 1-5.",
+    ),
+    EnvSpecRow(
+        "arl/math.countdown-v0",
+        "arl_envs.envs.math.env:CountdownEnv",
+        "Countdown: reach a target with + - * / over given numbers, each used at most once.",
+    ),
+    EnvSpecRow(
+        "arl/math.dataset-v0",
+        "arl_envs.envs.math.env:DatasetEnv",
+        "Math word problems from JSONL (GSM8K or MATH form); default: GSM8K test split (1,319 problems).",
+    ),
+)
+
+
+def register_all() -> None:
+    """Register every id of :data:`ENVS` with Gymnasium (idempotent)."""
+    for row in ENVS:
+        if row.id in gym.registry:
+            continue
+        gym.register(
+            id=row.id,
+            entry_point=row.entry_point,
+            kwargs=dict(row.kwargs),
+            max_episode_steps=row.max_episode_steps,
+            disable_env_checker=False,
+        )
+
+
+def env_ids() -> list[str]:
+    """Every registered arl-envs id, in table order."""
+    return [row.id for row in ENVS]
+
+
+def describe(env_id: str) -> EnvSpecRow:
+    """The table row of ``env_id``.
+
+    Raises:
+        KeyError: Unknown id.
+    """
+    for row in ENVS:
+        if row.id == env_id:
+            return row
+    raise KeyError(f"unknown env id {env_id!r}; known: {env_ids()}")

@@ -1,0 +1,413 @@
+"""Public conformance checks for arl-envs environments (and any env that claims the same contract).
+
+:func:`check_conformance` runs every check on one env id and returns a :class:`ConformanceReport`;
+``arl_envs_tests/test_conformance.py`` runs it over every registered id, and ``arl-envs check`` from the shell.
+
+Checks (architecture, section 2):
+
+* ``gymnasium_check_env``: :func:`gymnasium.utils.env_checker.check_env` passes;
+* ``api_misuse``: step before reset raises :class:`ResetNeeded`, a non-``str`` action :class:`InvalidActionType`;
+* ``determinism``: same seed and same actions give identical ``(obs, reward, terminated, truncated, info)``;
+* ``reset_sequence``: ``reset(seed=s)`` then ``reset()`` is deterministic;
+* ``expert_solves``: the expert reaches ``success=True`` on each seed in ``expert_seeds`` (default 0-4);
+* ``random_agent``: random agents never raise and every step satisfies the step invariants;
+* ``fuzz``: 200 malformed actions (empty, 100k characters, control characters, unbalanced tags, broken JSON,
+  emoji/CJK, mutated expert actions) never raise and satisfy the step invariants;
+* ``close_twice``: ``close()`` twice is fine.
+
+Step invariants: the observation is in ``observation_space``; ``reward`` is a float equal to the sum of
+``info["reward_components"]``; ``terminated`` and ``truncated`` are bools and not both True; ``info`` has every
+contract key; a malformed action has ``info["action_error"]`` set.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+from arl_envs.agents.agents import ExpertAgent, RandomAgent, run_episode
+from arl_envs.core.env import AgentEnv
+from arl_envs.core.errors import InvalidActionType, ResetNeeded
+
+#: Info keys every step must carry.
+STEP_INFO_KEYS = ("task_id", "turn", "reward_components", "action_error", "tool_calls", "success")
+#: Info keys every reset must carry.
+RESET_INFO_KEYS = ("task_id", "turn", "tools", "instructions")
+DEFAULT_EXPERT_SEEDS = (0, 1, 2, 3, 4)
+DEFAULT_FUZZ_ACTIONS = 200
+DEFAULT_RANDOM_EPISODES = 5
+
+_FIXED_FUZZ: tuple[str, ...] = (
+    "",
+    " ",
+    "\n\n\n",
+    "a" * 100_000,
+    "x" * 200_000,
+    "\x00\x01\x02\x1b[31m\x7f",
+    "\r\n\t\x0b\x0c",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_call>{</tool_call>",
+    '<tool_call>{"name": "answer", "arguments": {"answer": "1"}</tool_call>',
+    '<tool_call>{"name": 5}</tool_call>',
+    '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>',
+    '<tool_call>["a", "b"]</tool_call>',
+    '<tool_call>{"name": "answer", "arguments": "not json"}</tool_call>',
+    "{\"name\": \"answer\", \"arguments\": {\"answer\": \"1\"}}",
+    "<search>",
+    "<search></search>",
+    "<answer>",
+    "</answer><answer>",
+    "\\boxed{",
+    "\\boxed{}",
+    "\\boxed{}}}}",
+    "```python\nprint(1)\n",
+    "```",
+    "click(",
+    'fill("7", ',
+    "中文 click(12) 🙂",
+    "数学搜索代码网页 🚀🚀🚀 ∑√π",
+    "\ud7ff\ue000\U0010ffff",
+    "<information>fake tool result</information>",
+    "<" * 5000,
+    "{" * 5000 + "}" * 4999,
+    "\\boxed{" * 1000,
+)
+
+
+@dataclass
+class CheckResult:
+    """One check's outcome: ``name``, ``passed``, ``message`` (the failure), ``seconds``."""
+
+    name: str
+    passed: bool
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class ConformanceReport:
+    """All checks of one env id."""
+
+    env_id: str
+    results: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    def failures(self) -> list[CheckResult]:
+        return [r for r in self.results if not r.passed]
+
+    def summary(self) -> str:
+        lines = [f"{self.env_id}: {'PASS' if self.passed else 'FAIL'}"]
+        for r in self.results:
+            lines.append(f"  [{'ok' if r.passed else 'FAIL'}] {r.name} ({r.seconds:.2f}s) {r.message}".rstrip())
+        return "\n".join(lines)
+
+
+class ConformanceError(AssertionError):
+    """Raised by :func:`assert_conformance` with the failing checks' messages."""
+
+
+def assert_step_invariants(env: gym.Env, result: tuple[Any, ...], malformed: bool | None = None) -> None:
+    """Check one ``step`` result against the contract.
+
+    Args:
+        env: The env that produced it.
+        result: ``(obs, reward, terminated, truncated, info)``.
+        malformed: If True, ``info["action_error"]`` must be set; if False, it must be None.
+
+    Raises:
+        AssertionError: A violated invariant, with a message naming it.
+    """
+    obs, reward, terminated, truncated, info = result
+    assert isinstance(obs, str), f"observation is {type(obs).__name__}, not str"
+    assert env.observation_space.contains(obs), f"observation of {len(obs)} chars is not in {env.observation_space}"
+    assert isinstance(reward, float) and math.isfinite(reward), f"reward {reward!r} is not a finite float"
+    assert isinstance(terminated, bool) and isinstance(truncated, bool), "terminated/truncated must be bool"
+    assert not (terminated and truncated), "terminated and truncated are both True"
+    missing = [k for k in STEP_INFO_KEYS if k not in info]
+    assert not missing, f"info lacks {missing}"
+    comps = info["reward_components"]
+    assert isinstance(comps, dict) and all(isinstance(v, float) for v in comps.values()), "bad reward_components"
+    assert sum(comps.values()) == reward, f"reward {reward} != sum of components {comps}"
+    assert isinstance(info["success"], bool), "info['success'] must be bool"
+    assert isinstance(info["tool_calls"], list), "info['tool_calls'] must be a list"
+    if malformed is True:
+        assert isinstance(info["action_error"], str) and info["action_error"], "malformed action without action_error"
+    if malformed is False:
+        assert info["action_error"] is None, f"valid action flagged: {info['action_error']}"
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return bool(np.array_equal(a, b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+_NONDETERMINISTIC_INFO = ("duration_s", "elapsed_s", "seconds", "wall_time_s", "cpu_time_s", "timing")
+
+
+def _strip_timing(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if k not in _NONDETERMINISTIC_INFO}
+
+
+def fuzz_actions(env: AgentEnv, n: int, seed: int = 0) -> list[str]:
+    """``n`` malformed or odd actions: the fixed list above, then mutations of expert and random actions.
+
+    Mutations: truncation at a random point, a random character deleted/duplicated, tags closed twice, random
+    Unicode inserted. The env must be reset (its expert action is used as material).
+    """
+    rng = np.random.default_rng(seed)
+    out = list(_FIXED_FUZZ[:n])
+    try:
+        material = [env.expert_action()]
+    except Exception:
+        material = []
+    agent = RandomAgent(env, seed=seed, p_tool_call=1.0)
+    material += [agent.random_call() for _ in range(5)]
+    while len(out) < n:
+        base = material[int(rng.integers(0, len(material)))] or "x"
+        k = int(rng.integers(0, 5))
+        cut = int(rng.integers(0, len(base) + 1))
+        if k == 0:
+            out.append(base[:cut])
+        elif k == 1:
+            out.append(base[:cut] + base[cut + 1 :])
+        elif k == 2:
+            out.append(base[:cut] + base[cut:cut + 1] * 3 + base[cut + 1 :])
+        elif k == 3:
+            out.append(base + base[cut:])
+        else:
+            out.append(base[:cut] + env.action_space.sample() + base[cut:])
+    return out[:n]
+
+
+def check_conformance(
+    env_id: str,
+    *,
+    env_kwargs: dict[str, Any] | None = None,
+    expert_seeds: tuple[int, ...] = DEFAULT_EXPERT_SEEDS,
+    n_fuzz: int = DEFAULT_FUZZ_ACTIONS,
+    n_random_episodes: int = DEFAULT_RANDOM_EPISODES,
+    skip: tuple[str, ...] = (),
+) -> ConformanceReport:
+    """Run every conformance check on ``env_id`` and report (never raises for an env failure).
+
+    Args:
+        env_id: A registered id (``"arl_envs:"`` prefix allowed).
+        env_kwargs: Constructor kwargs.
+        expert_seeds: Seeds on which the expert must succeed.
+        n_fuzz: Number of fuzzed actions.
+        n_random_episodes: Episodes of the random agent.
+        skip: Names of checks to skip.
+
+    Returns:
+        The :class:`ConformanceReport`.
+    """
+    kwargs = dict(env_kwargs or {})
+    report = ConformanceReport(env_id)
+
+    def make() -> gym.Env:
+        return gym.make(env_id, **kwargs)
+
+    checks: list[tuple[str, Callable[[], None]]] = [
+        ("gymnasium_check_env", lambda: _check_gymnasium(make)),
+        ("api_misuse", lambda: _check_api_misuse(make)),
+        ("determinism", lambda: _check_determinism(make)),
+        ("reset_sequence", lambda: _check_reset_sequence(make)),
+        ("expert_solves", lambda: _check_expert(make, expert_seeds)),
+        ("random_agent", lambda: _check_random(make, n_random_episodes)),
+        ("fuzz", lambda: _check_fuzz(make, n_fuzz)),
+        ("close_twice", lambda: _check_close_twice(make)),
+    ]
+    for name, fn in checks:
+        if name in skip:
+            continue
+        start = time.perf_counter()
+        try:
+            fn()
+            report.results.append(CheckResult(name, True, seconds=time.perf_counter() - start))
+        except Exception as exc:  # a check failing is data for the report
+            msg = f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, AssertionError):
+                msg += "\n" + traceback.format_exc(limit=6)
+            report.results.append(CheckResult(name, False, msg, time.perf_counter() - start))
+    return report
+
+
+def assert_conformance(env_id: str, **kwargs: Any) -> ConformanceReport:
+    """:func:`check_conformance`, raising :class:`ConformanceError` if any check fails."""
+    report = check_conformance(env_id, **kwargs)
+    if not report.passed:
+        raise ConformanceError(report.summary())
+    return report
+
+
+def _check_gymnasium(make: Callable[[], gym.Env]) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    env = make()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_env(env.unwrapped, skip_render_check=False)
+    finally:
+        env.close()
+
+
+def _check_api_misuse(make: Callable[[], gym.Env]) -> None:
+    env = make()
+    raw = env.unwrapped
+    try:
+        try:
+            raw.step("hello")
+        except ResetNeeded:
+            pass
+        else:
+            raise AssertionError("step before reset did not raise ResetNeeded")
+        raw.reset(seed=0)
+        for bad in (123, None, b"bytes", ["list"]):
+            try:
+                raw.step(bad)  # type: ignore[arg-type]
+            except InvalidActionType:
+                pass
+            else:
+                raise AssertionError(f"step({bad!r}) did not raise InvalidActionType")
+        assert isinstance(raw, AgentEnv), "env is not an AgentEnv"
+    finally:
+        env.close()
+
+
+def _play_fixed(make: Callable[[], gym.Env], seed: int, actions: list[str]) -> list[tuple[Any, ...]]:
+    env = make()
+    try:
+        obs, info = env.reset(seed=seed)
+        trace: list[tuple[Any, ...]] = [(obs, _strip_timing(info))]
+        for a in actions:
+            obs, r, term, trunc, info = env.step(a)
+            trace.append((obs, r, term, trunc, _strip_timing(info)))
+            if term or trunc:
+                obs, info = env.reset()
+                trace.append((obs, _strip_timing(info)))
+        return trace
+    finally:
+        env.close()
+
+
+def _check_determinism(make: Callable[[], gym.Env]) -> None:
+    # Build an action sequence from a first run: random actions, expert actions, malformed ones.
+    env = make()
+    try:
+        env.reset(seed=7)
+        rand = RandomAgent(env, seed=3)
+        actions: list[str] = []
+        for i in range(6):
+            a = env.unwrapped.expert_action() if i % 3 == 2 else rand.act("", {})
+            actions.append(a)
+            *_, term, trunc, _ = env.step(a)
+            if term or trunc:
+                env.reset()
+    finally:
+        env.close()
+    t1 = _play_fixed(make, 7, actions)
+    t2 = _play_fixed(make, 7, actions)
+    assert len(t1) == len(t2), "different trace lengths under the same seed"
+    for i, (a, b) in enumerate(zip(t1, t2)):
+        assert _equal(a, b), f"step {i} differs under the same seed and actions:\n{a!r}\n!=\n{b!r}"
+
+
+def _check_reset_sequence(make: Callable[[], gym.Env]) -> None:
+    obs: list[list[str]] = []
+    for _ in range(2):
+        env = make()
+        try:
+            o1, _ = env.reset(seed=11)
+            o2, _ = env.reset()
+            o3, _ = env.reset()
+            obs.append([o1, o2, o3])
+        finally:
+            env.close()
+    assert obs[0] == obs[1], "reset(seed=s) followed by reset() is not deterministic"
+
+
+def _check_expert(make: Callable[[], gym.Env], seeds: tuple[int, ...]) -> None:
+    env = make()
+    try:
+        failures = []
+        for seed in seeds:
+            ep = run_episode(env, ExpertAgent(env), seed=seed)
+            for i, a in enumerate(ep.actions):
+                assert_step_invariants(
+                    env, (ep.observations[i + 1], ep.rewards[i], i == ep.steps - 1 and ep.terminated,
+                          i == ep.steps - 1 and ep.truncated, ep.infos[i + 1])
+                )
+            if not ep.success:
+                failures.append(f"seed {seed}: expert failed after {ep.steps} steps; last obs: {ep.observations[-1][:300]!r}")
+        assert not failures, "; ".join(failures)
+    finally:
+        env.close()
+
+
+def _check_random(make: Callable[[], gym.Env], episodes: int) -> None:
+    env = make()
+    try:
+        for seed in range(episodes):
+            agent = RandomAgent(env, seed=seed)
+            obs, info = env.reset(seed=100 + seed)
+            missing = [k for k in RESET_INFO_KEYS if k not in info]
+            assert not missing, f"reset info lacks {missing}"
+            assert env.observation_space.contains(obs), "reset observation not in observation_space"
+            for _ in range(200):
+                res = env.step(agent.act(obs, info))
+                assert_step_invariants(env, res)
+                obs, info = res[0], res[4]
+                if res[2] or res[3]:
+                    break
+            else:
+                raise AssertionError("random agent's episode did not end within 200 steps")
+    finally:
+        env.close()
+
+
+def _check_fuzz(make: Callable[[], gym.Env], n: int) -> None:
+    env = make()
+    try:
+        env.reset(seed=5)
+        for i, action in enumerate(fuzz_actions(env.unwrapped, n)):
+            try:
+                res = env.step(action)
+            except Exception as exc:
+                raise AssertionError(f"fuzz action #{i} {action[:80]!r} raised {type(exc).__name__}: {exc}") from exc
+            assert_step_invariants(env, res)
+            if res[2] or res[3]:
+                env.reset()
+    finally:
+        env.close()
+
+
+def _check_close_twice(make: Callable[[], gym.Env]) -> None:
+    env = make()
+    env.reset(seed=0)
+    env.close()
+    env.close()
+    fresh = make()  # closing a never-reset env twice too
+    fresh.close()
+    fresh.close()

@@ -1,0 +1,47 @@
+"""Vectorised text envs that keep every sub-env's observation intact.
+
+Gymnasium's ``AsyncVectorEnv`` defaults to shared memory, which only numeric spaces support; text must travel
+through the pipes instead. :func:`make_vec` builds either vector env with the right settings. Observations come
+back as a ``tuple[str, ...]`` with one entry per sub-env, in sub-env order; actions are any sequence of ``str``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+VECTOR_MODES = ("sync", "async")
+
+
+def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> gym.vector.VectorEnv:
+    """Make ``num_envs`` copies of ``env_id`` in one vector env.
+
+    Args:
+        env_id: A registered id, e.g. ``"arl/math.arithmetic-v0"`` (``"arl_envs:"`` prefix allowed).
+        num_envs: Number of sub-envs (>= 1).
+        mode: ``"sync"`` (one process, stepped in turn) or ``"async"`` (one subprocess per env, pickled text over
+            pipes, no shared memory).
+        **kwargs: Constructor kwargs for every sub-env.
+
+    Returns:
+        A Gymnasium vector env; ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i``. Autoreset follows
+        Gymnasium 1.x's default (next-step).
+
+    Raises:
+        ValueError: Unknown mode or ``num_envs < 1``.
+    """
+    if mode not in VECTOR_MODES:
+        raise ValueError(f"mode must be one of {VECTOR_MODES}, got {mode!r}")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    if not env_id.startswith("arl_envs:") and env_id.startswith("arl/"):
+        env_id = f"arl_envs:{env_id}"  # sub-processes must import arl_envs to find the id
+
+    def factory() -> gym.Env:
+        return gym.make(env_id, **kwargs)
+
+    fns = [factory for _ in range(num_envs)]
+    if mode == "sync":
+        return gym.vector.SyncVectorEnv(fns)
+    return gym.vector.AsyncVectorEnv(fns, shared_memory=False, context="spawn")
