@@ -160,15 +160,14 @@ class QAItem:
 
     def to_row(self) -> dict:
         """The item as a Search-R1-style JSONL row (``golden_answers`` plus our optional keys)."""
-        return {
-            "id": self.id,
-            "question": self.question,
-            "golden_answers": list(self.answers),
-            "supporting_ids": list(self.supporting_ids),
-            "expert_queries": list(self.expert_queries),
-            "type": self.qtype,
-            "hops": self.hops,
-        }
+        row: dict = {"id": self.id, "question": self.question, "golden_answers": list(self.answers)}
+        if self.supporting_ids:
+            row["supporting_ids"] = list(self.supporting_ids)
+        if self.expert_queries:
+            row["expert_queries"] = list(self.expert_queries)
+        row["type"] = self.qtype
+        row["hops"] = self.hops
+        return row
 
 
 def _str_list(value: object, what: str, where: str) -> tuple[str, ...]:
