@@ -51,6 +51,17 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.math.env:DatasetEnv",
         "Math word problems from JSONL (GSM8K or MATH form); default: GSM8K test split (1,319 problems).",
     ),
+    # --- search (issue 5) ---
+    EnvSpecRow(
+        "arl/search.multihop-v0",
+        "arl_envs.envs.search.env:SearchMultihopEnv",
+        "Multi-hop QA (2-4 hops) over a generated fictional encyclopedia; <search>/<open>/<answer>, BM25.",
+    ),
+    EnvSpecRow(
+        "arl/search.qa-v0",
+        "arl_envs.envs.search.env:SearchQAEnv",
+        "Search-R1 QA over a wiki-18-format JSONL corpus (corpus_path, qa_path); default: a shipped sample.",
+    ),
 )
 
 
