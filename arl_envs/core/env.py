@@ -180,8 +180,11 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         return self.format_call(name, arguments)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """OpenAI-style JSON schemas of :meth:`tools` (what ``tokenizer.apply_chat_template(tools=...)`` takes)."""
-        return [t.schema() for t in self.tools()]
+        """OpenAI-style JSON schemas of :meth:`tools` (what ``tokenizer.apply_chat_template(tools=...)`` takes).
+
+        The schema dicts are cached and shared between calls: treat them as read-only.
+        """
+        return [t.schema() for t in self._tool_map().values()]
 
     def json_format_instructions(self) -> str:
         """A paragraph describing the ``json`` action format and the tools, for :meth:`instructions`."""

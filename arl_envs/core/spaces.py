@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 # Printable characters used by ``sample()``: ASCII letters/digits/punctuation/whitespace plus a few
 # non-ASCII blocks (Latin-1 letters, Greek, CJK, emoji) so that consumers are exercised on real Unicode.
@@ -110,7 +110,5 @@ def _empty_unicode_text(space: UnicodeText, n: int = 1, fn: Any = np.zeros) -> t
 def _concatenate_unicode_text(space: UnicodeText, items: Any, out: Any) -> tuple[str, ...]:
     return tuple(items)
 
-
-@iterate.register(UnicodeText)
-def _iterate_unicode_text(space: UnicodeText, items: Any) -> Any:
-    return iter(items)
+# No ``iterate`` registration on purpose: Gymnasium then iterates a batched Tuple of UnicodeText item by item
+# (one str per sub-env); registering one would make it iterate each string's characters.

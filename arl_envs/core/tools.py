@@ -43,9 +43,15 @@ class Tool:
         self.name = name
         self.description = description
         self.args = args
+        self._schema: dict[str, Any] | None = None
 
     def schema(self) -> dict[str, Any]:
-        """OpenAI-style function schema (a new dict each call)."""
+        """OpenAI-style function schema, computed once and cached: treat it as read-only."""
+        if self._schema is None:
+            self._schema = self._build_schema()
+        return self._schema
+
+    def _build_schema(self) -> dict[str, Any]:
         params = self.args.model_json_schema()
         params.pop("title", None)
         for prop in params.get("properties", {}).values():

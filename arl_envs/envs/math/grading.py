@@ -12,13 +12,22 @@ correction on top: math-verify compares numbers after rounding to ``float_roundi
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import json
+import os
+import select
+import subprocess
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 #: Default deadline for one grading call, in seconds.
 DEFAULT_GRADER_TIMEOUT_S = 5.0
+#: Budget for the worker's start-up (imports sympy and math-verify), in seconds.
+GRADER_STARTUP_TIMEOUT_S = 60.0
+#: Address-space limit of the grader process, in bytes.
+GRADER_MEMORY_LIMIT_BYTES = 4 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -60,29 +69,35 @@ def _verify_in_worker(gold: str, pred: str) -> bool:
     return True
 
 
-def _worker_main(conn: Any) -> None:
+def _worker_main() -> None:
+    """Worker loop: one JSON request per stdin line (``[gold, pred]``), one JSON reply per stdout line."""
     import logging
+    import resource
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
-    while True:
+    # An answer like 5^(5^(5^5)) must not eat the host's memory before the deadline kills us.
+    resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY_LIMIT_BYTES, GRADER_MEMORY_LIMIT_BYTES))
+    out = sys.stdout
+    sys.stdout = sys.stderr  # nothing the verifier prints may corrupt the protocol
+    for line in sys.stdin:
         try:
-            msg = conn.recv()
-        except EOFError:
-            return
-        if msg is None:
-            return
-        gold, pred = msg
-        try:
-            conn.send(("ok", _verify_in_worker(gold, pred)))
+            gold, pred = json.loads(line)
+            reply = ["ok", _verify_in_worker(gold, pred)]
+        except (MemoryError, RecursionError, OverflowError):
+            reply = ["ok", False]  # too big to compare: the model's answer is not verifiably equal
         except Exception as exc:  # a grader bug must not kill the worker; it is reported as env_error
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+            reply = ["error", f"{type(exc).__name__}: {exc}"]
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
 
 
 class MathGrader:
     """Grades answers with math-verify in a child process that is killed when it misses its deadline.
 
-    Thread-safe (one call at a time per grader). The child is started on first use (about 1 s: it imports
-    sympy and math-verify) and again after a kill.
+    The child is a plain subprocess (``python -m arl_envs.envs.math.grading``) speaking JSON lines over its
+    stdin/stdout, so it also works inside daemonic processes (Gymnasium's ``AsyncVectorEnv`` workers), where
+    ``multiprocessing`` may not start children. Thread-safe (one call at a time per grader). The child is started on
+    first use (about 1 s: it imports sympy and math-verify) and again after a kill.
 
     Args:
         timeout_s: Deadline of one :meth:`grade` call, in seconds.
@@ -91,29 +106,51 @@ class MathGrader:
     def __init__(self, timeout_s: float = DEFAULT_GRADER_TIMEOUT_S):
         self.timeout_s = float(timeout_s)
         self._lock = threading.Lock()
-        self._proc: Any = None
-        self._conn: Any = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._buf = b""
 
     def _start(self) -> None:
-        ctx = mp.get_context("spawn")
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker_main, args=(child,), daemon=True, name="arl-math-grader")
-        proc.start()
-        child.close()
-        self._proc, self._conn = proc, parent
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "arl_envs.envs.math.grading"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self._buf = b""
 
     def _kill(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.join(timeout=5)
-            self._conn.close()
-        self._proc = self._conn = None
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+
+    def _request(self, gold: str, pred: str, timeout_s: float) -> list[Any] | None:
+        """Send one request and wait up to ``timeout_s`` for its reply line; None on timeout (caller kills)."""
+        assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write((json.dumps([gold, pred]) + "\n").encode())
+        self._proc.stdin.flush()
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError("grader process exited")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
 
     def grade(self, gold: str, pred: str, timeout_s: float | None = None) -> GradeResult:
         """Is ``pred`` (the content of the model's ``\\boxed{}``) equivalent to ``gold``?
 
-        Identical strings are correct without a call to the worker. A first call includes the worker's start-up
-        (about 1 s) in its deadline budget separately: the deadline covers only the grading itself.
+        Identical strings are correct without a call to the worker. The worker's start-up (about 1 s) has its own
+        budget (:data:`GRADER_STARTUP_TIMEOUT_S`): the deadline covers only the grading itself.
 
         Args:
             gold: The gold answer (LaTeX or plain text, without ``$``).
@@ -126,36 +163,35 @@ class MathGrader:
         if pred.strip() == gold.strip():
             return GradeResult(True)
         with self._lock:
-            if self._proc is None or not self._proc.is_alive():
-                self._start()
-                # Start-up is not the agent's fault: wait for it with a separate, generous budget.
-                self._conn.send(("1", "1"))
-                if not self._conn.poll(60.0):
-                    self._kill()
-                    return GradeResult(False, error="grader process failed to start")
-                self._conn.recv()
             try:
-                self._conn.send((gold, pred))
-                if not self._conn.poll(self.timeout_s if timeout_s is None else timeout_s):
+                if self._proc is None or self._proc.poll() is not None:
                     self._kill()
-                    return GradeResult(False, timed_out=True)
-                status, value = self._conn.recv()
-            except (EOFError, OSError, BrokenPipeError) as exc:
+                    self._start()
+                    if self._request("1", "1", GRADER_STARTUP_TIMEOUT_S) is None:
+                        self._kill()
+                        return GradeResult(False, error="grader process failed to start")
+                reply = self._request(gold, pred, self.timeout_s if timeout_s is None else timeout_s)
+            except (EOFError, OSError, ValueError) as exc:
                 self._kill()
                 return GradeResult(False, error=f"grader process died: {exc!r}")
+            if reply is None:
+                self._kill()
+                return GradeResult(False, timed_out=True)
+        status, value = reply
         if status == "ok":
             return GradeResult(bool(value))
-        return GradeResult(False, error=value)
+        return GradeResult(False, error=str(value))
 
     def close(self) -> None:
         """Stop the worker process (idempotent)."""
         with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.send(None)
-                except (OSError, BrokenPipeError):
-                    pass
             self._kill()
+
+    def __del__(self) -> None:
+        try:
+            self._kill()
+        except Exception:
+            pass
 
 
 _shared: MathGrader | None = None
@@ -169,3 +205,7 @@ def shared_grader() -> MathGrader:
         if _shared is None:
             _shared = MathGrader()
         return _shared
+
+
+if __name__ == "__main__":
+    _worker_main()

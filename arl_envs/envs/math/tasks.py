@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -56,36 +57,36 @@ def _frac_text(q: Fraction) -> str:
 
 
 # ----------------------------------------------------------------------------- arithmetic
-def _integer_expr(rng: np.random.Generator, depth: int, hi: int) -> tuple[str, int]:
+def _integer_expr(rng: random.Random, depth: int, hi: int) -> tuple[str, int]:
     if depth == 0:
-        v = int(rng.integers(1, hi + 1))
+        v = rng.randrange(1, hi + 1)
         return str(v), v
-    left, lv = _integer_expr(rng, int(rng.integers(0, depth)), hi)
+    left, lv = _integer_expr(rng, rng.randrange(0, depth), hi)
     right, rv = _integer_expr(rng, depth - 1, hi)
-    op = "+-*"[int(rng.integers(0, 3))]
+    op = "+-*"[rng.randrange(0, 3)]
     value = lv + rv if op == "+" else lv - rv if op == "-" else lv * rv
     text = f"({left} {op} {right})"
     return text, value
 
 
-def _gen_integer(rng: np.random.Generator, d: int) -> tuple[str, str]:
+def _gen_integer(rng: random.Random, d: int) -> tuple[str, str]:
     text, value = _integer_expr(rng, d, 10 ** min(d, 3) if d > 1 else 9)
     return f"Compute {text[1:-1]}.", str(value)
 
 
-def _gen_fraction(rng: np.random.Generator, d: int) -> tuple[str, str]:
+def _gen_fraction(rng: random.Random, d: int) -> tuple[str, str]:
     n_terms = d + 1
     hi = 4 + 3 * d
     total: Fraction | None = None
     parts: list[str] = []
     for i in range(n_terms):
-        num, den = int(rng.integers(1, hi)), int(rng.integers(2, hi))
+        num, den = rng.randrange(1, hi), rng.randrange(2, hi)
         q = Fraction(num, den)
         if i == 0:
             total = q
             parts.append(f"{num}/{den}")
             continue
-        op = "+-*"[int(rng.integers(0, 3 if d >= 3 else 2))]
+        op = "+-*"[rng.randrange(0, 3 if d >= 3 else 2)]
         assert total is not None
         total = total + q if op == "+" else total - q if op == "-" else total * q
         parts.append(f"{op} {num}/{den}")
@@ -95,12 +96,12 @@ def _gen_fraction(rng: np.random.Generator, d: int) -> tuple[str, str]:
     return f"Compute {' '.join(parts)} and give the result as a fraction in lowest terms.", _frac_latex(total)
 
 
-def _gen_linear(rng: np.random.Generator, d: int) -> tuple[str, str]:
+def _gen_linear(rng: random.Random, d: int) -> tuple[str, str]:
     hi = 5 + 5 * d
-    x = Fraction(int(rng.integers(-hi, hi + 1)), int(rng.integers(1, 4)) if d >= 4 else 1)
-    a = int(rng.integers(2, hi))
-    c = int(rng.integers(0, a)) if d >= 2 else 0
-    b = int(rng.integers(-hi, hi + 1))
+    x = Fraction(rng.randrange(-hi, hi + 1), rng.randrange(1, 4) if d >= 4 else 1)
+    a = rng.randrange(2, hi)
+    c = rng.randrange(0, a) if d >= 2 else 0
+    b = rng.randrange(-hi, hi + 1)
     e = (a - c) * x + b  # a x + b = c x + e  =>  e = (a - c) x + b
     if e.denominator != 1:  # make the constant an integer by scaling every coefficient
         k = e.denominator
@@ -110,13 +111,13 @@ def _gen_linear(rng: np.random.Generator, d: int) -> tuple[str, str]:
     return f"Solve for x: {left} = {right}.", _frac_latex(x)
 
 
-def _gen_modular(rng: np.random.Generator, d: int) -> tuple[str, str]:
-    m = int(rng.integers(3, 10 + 20 * d))
+def _gen_modular(rng: random.Random, d: int) -> tuple[str, str]:
+    m = rng.randrange(3, 10 + 20 * d)
     if d <= 2:
-        a, b, c = (int(rng.integers(10, 10 ** (d + 1))) for _ in range(3))
+        a, b, c = (rng.randrange(10, 10 ** (d + 1)) for _ in range(3))
         return f"Compute ({a} * {b} + {c}) mod {m}.", str((a * b + c) % m)
-    base = int(rng.integers(2, 50))
-    exp = int(rng.integers(10, 10 ** (d - 1)))
+    base = rng.randrange(2, 50)
+    exp = rng.randrange(10, 10 ** (d - 1))
     return f"Compute {base}^{exp} mod {m}.", str(pow(base, exp, m))
 
 
@@ -124,27 +125,27 @@ _NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elif", "Farid", "Grace", "Hiro", "Ines"
 _ITEMS = ("apples", "marbles", "stickers", "books", "coins", "shells", "pencils", "cards")
 
 
-def _gen_word(rng: np.random.Generator, d: int) -> tuple[str, str]:
-    name = _NAMES[int(rng.integers(0, len(_NAMES)))]
-    item = _ITEMS[int(rng.integers(0, len(_ITEMS)))]
-    count = int(rng.integers(5, 20 * d))
+def _gen_word(rng: random.Random, d: int) -> tuple[str, str]:
+    name = _NAMES[rng.randrange(0, len(_NAMES))]
+    item = _ITEMS[rng.randrange(0, len(_ITEMS))]
+    count = rng.randrange(5, 20 * d)
     sentences = [f"{name} has {count} {item}."]
     for _ in range(d):
-        kind = int(rng.integers(0, 4))
+        kind = rng.randrange(0, 4)
         if kind == 0:
-            k = int(rng.integers(2, 6)); n = int(rng.integers(2, 4 + 2 * d))
+            k, n = rng.randrange(2, 6), rng.randrange(2, 4 + 2 * d)
             sentences.append(f"Then {name} buys {k} bags with {n} {item} in each bag.")
             count += k * n
         elif kind == 1 and count > 2:
-            k = int(rng.integers(1, count))
+            k = rng.randrange(1, count)
             sentences.append(f"Then {name} gives away {k} {item}.")
             count -= k
         elif kind == 2:
             sentences.append(f"Then {name}'s collection doubles.")
             count *= 2
         else:
-            other = _NAMES[int(rng.integers(0, len(_NAMES)))]
-            k = int(rng.integers(1, 10 * d))
+            other = _NAMES[rng.randrange(0, len(_NAMES))]
+            k = rng.randrange(1, 10 * d)
             sentences.append(f"Then {other} gives {name} {k} more {item}.")
             count += k
     sentences.append(f"How many {item} does {name} have now?")
@@ -175,7 +176,7 @@ def arithmetic_task(subseed: int, difficulty: int, kind: str) -> MathTask:
         raise ValueError(f"unknown arithmetic kind {kind!r}; choose from {ARITHMETIC_KINDS}")
     if not MIN_DIFFICULTY <= difficulty <= MAX_DIFFICULTY:
         raise ValueError(f"difficulty must be in [{MIN_DIFFICULTY}, {MAX_DIFFICULTY}], got {difficulty}")
-    rng = np.random.default_rng(subseed)
+    rng = random.Random(subseed)
     question, answer = _ARITH_GENERATORS[kind](rng, difficulty)
     return MathTask(f"{kind}-d{difficulty}-{subseed:x}", question, answer, {"kind": kind, "difficulty": difficulty})
 
@@ -218,14 +219,14 @@ def countdown_task(subseed: int, num_numbers: int = 4, max_number: int = 99, max
     """
     if not 2 <= num_numbers <= 6:
         raise ValueError(f"num_numbers must be in [2, 6], got {num_numbers}")
-    rng = np.random.default_rng(subseed)
+    rng = random.Random(subseed)
     while True:
-        nums = [int(v) for v in rng.integers(1, max_number + 1, size=num_numbers)]
+        nums = [rng.randrange(1, max_number + 1) for _ in range(num_numbers)]
         items: list[tuple[str, Fraction]] = [(str(n), Fraction(n)) for n in nums]
         while len(items) > 1:
-            i, j = (int(v) for v in rng.choice(len(items), size=2, replace=False))
+            i, j = rng.sample(range(len(items)), 2)
             (ea, va), (eb, vb) = items[i], items[j]
-            op = "+-*/"[int(rng.integers(0, 4))]
+            op = "+-*/"[rng.randrange(0, 4)]
             if op == "/" and (vb == 0 or (va / vb).denominator != 1):
                 op = "+"
             if op == "-" and va < vb:
@@ -369,7 +370,7 @@ def load_dataset(path: str) -> tuple[MathTask, ...]:
 
 
 def new_subseed(rng: np.random.Generator) -> int:
-    """Draw a task sub-seed from an env's RNG."""
+    """Draw a task sub-seed from an env's RNG (``env.np_random``)."""
     return int(rng.integers(0, 2**SUBSEED_BITS))
 
 

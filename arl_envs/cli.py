@@ -1,0 +1,207 @@
+"""The ``arl-envs`` command line: ``list | play | check | demo | bench`` (+ domain commands).
+
+Run ``arl-envs --help`` for the commands and ``arl-envs COMMAND --help`` for their options.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Gymnasium environments for agentic RL of LLM agents.")
+console = Console()
+
+#: Episodes per agent and env in ``arl-envs demo``.
+DEMO_EPISODES = 5
+
+
+def _kwargs(pairs: list[str]) -> dict[str, Any]:
+    """Parse ``key=value`` options (values as JSON when they parse, else strings)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+@app.command("list")
+def list_envs() -> None:
+    """List every registered env id with a one-line description."""
+    from arl_envs.registration import ENVS
+
+    table = Table("id", "description")
+    for row in ENVS:
+        table.add_row(row.id, row.description)
+    console.print(table)
+
+
+@app.command()
+def play(
+    env_id: str = typer.Argument(..., help="Env id, e.g. arl/math.arithmetic-v0"),
+    agent: str = typer.Option("expert", help="expert | random | human"),
+    seed: int = typer.Option(0, help="Seed of the first episode (episode i uses seed + i)."),
+    episodes: int = typer.Option(1, help="Number of episodes."),
+    kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
+) -> None:
+    """Play episodes with a reference agent and print the transcript and reward parts."""
+    import gymnasium as gym
+
+    import arl_envs  # noqa: F401  (registers ids)
+    from arl_envs.agents import make_agent, run_episode
+
+    env = gym.make(env_id, render_mode="ansi", **_kwargs(kwarg))
+    try:
+        for i in range(episodes):
+            ag = make_agent(agent, env, seed=seed + i)
+            ep = run_episode(env, ag, seed=seed + i)
+            console.rule(f"{env_id} episode {i} (seed {seed + i}, task {ep.infos[0]['task_id']})")
+            console.print(env.render(), markup=False, highlight=False)
+            for t, info in enumerate(ep.infos[1:], 1):
+                console.print(f"step {t}: reward {ep.rewards[t - 1]:+.3f} parts {info['reward_components']}", markup=False)
+            console.print(
+                f"return {ep.total_reward:+.3f}  success {ep.success}  steps {ep.steps}  "
+                f"{'terminated' if ep.terminated else 'truncated' if ep.truncated else 'unfinished'}",
+                markup=False,
+            )
+    finally:
+        env.close()
+
+
+@app.command()
+def check(
+    env_ids: Optional[list[str]] = typer.Argument(None, help="Ids to check (default: every registered id)."),
+    fuzz: int = typer.Option(200, help="Fuzzed actions per env."),
+) -> None:
+    """Run the conformance suite (arl_envs.testing) and exit 1 on any failure."""
+    import arl_envs
+    from arl_envs.testing import check_conformance
+
+    ids = env_ids or arl_envs.env_ids()
+    ok = True
+    for env_id in ids:
+        report = check_conformance(env_id, n_fuzz=fuzz)
+        console.print(report.summary(), markup=False)
+        ok &= report.passed
+    raise typer.Exit(0 if ok else 1)
+
+
+def play_reference_agents(env_ids: list[str], episodes: int = DEMO_EPISODES) -> list[dict[str, Any]]:
+    """Play every env with its expert and random agents; one summary row per (env, agent).
+
+    Returns:
+        Rows with ``env_id``, ``agent``, ``success_rate``, ``mean_return``, ``mean_steps``, ``steps_per_s``
+        (steps per wall second, env and agent together) or ``error`` when the env cannot run here.
+    """
+    import gymnasium as gym
+    from tqdm import tqdm
+
+    from arl_envs.agents import make_agent, run_episode
+    from arl_envs.core.errors import ArlError
+
+    rows: list[dict[str, Any]] = []
+    bar = tqdm(total=len(env_ids) * 2 * episodes, desc="demo episodes", unit="ep", file=sys.stderr)
+    for env_id in env_ids:
+        try:
+            env = gym.make(env_id)
+        except ArlError as exc:  # e.g. SandboxUnavailable on a machine without bubblewrap
+            rows.append({"env_id": env_id, "agent": "-", "error": str(exc)})
+            bar.update(2 * episodes)
+            continue
+        try:
+            for agent_name in ("expert", "random"):
+                eps = []
+                for i in range(episodes):
+                    eps.append(run_episode(env, make_agent(agent_name, env, seed=i), seed=1000 + i))
+                    bar.update(1)
+                steps = sum(e.steps for e in eps)
+                secs = sum(e.seconds for e in eps)
+                rows.append(
+                    {
+                        "env_id": env_id,
+                        "agent": agent_name,
+                        "success_rate": sum(e.success for e in eps) / len(eps),
+                        "mean_return": sum(e.total_reward for e in eps) / len(eps),
+                        "mean_steps": steps / len(eps),
+                        "steps_per_s": steps / secs if secs > 0 else float("inf"),
+                    }
+                )
+        finally:
+            env.close()
+    bar.close()
+    return rows
+
+
+@app.command()
+def demo(
+    episodes: int = typer.Option(DEMO_EPISODES, help="Episodes per env and agent."),
+    grpo: bool = typer.Option(True, help="End with a short GRPO training run (needs the [train] extra)."),
+) -> None:
+    """The main job: every env played by its expert and random agents, then a short GRPO run."""
+    import arl_envs
+
+    start = time.perf_counter()
+    rows = play_reference_agents(arl_envs.env_ids(), episodes)
+    table = Table("env id", "agent", "success", "mean return", "mean steps", "steps/s", title="Reference agents")
+    failed = False
+    for r in rows:
+        if "error" in r:
+            failed = True
+            table.add_row(r["env_id"], "-", "[red]unavailable[/red]", r["error"][:60], "", "")
+            continue
+        table.add_row(
+            r["env_id"], r["agent"], f"{r['success_rate']:.0%}", f"{r['mean_return']:+.3f}", f"{r['mean_steps']:.1f}",
+            f"{r['steps_per_s']:.0f}",
+        )
+        if r["agent"] == "expert" and r["success_rate"] < 1.0:
+            failed = True
+    console.print(table)
+    if grpo:
+        failed |= not _demo_grpo()
+    console.print(f"demo finished in {time.perf_counter() - start:.1f}s")
+    raise typer.Exit(1 if failed else 0)
+
+
+def _demo_grpo() -> bool:
+    """Run the GRPO part of the demo; True when it ran and its reward curve rose."""
+    try:
+        from baselines.grpo.demo import demo_run
+    except ImportError as exc:
+        console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
+        return False
+    summary = demo_run(console=console)
+    return bool(summary.get("rose", False))
+
+
+@app.command()
+def bench(
+    steps: int = typer.Option(2000, help="Expert steps per env id."),
+    env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
+) -> None:
+    """Env throughput (expert agent, one process), with the ratio to a trivial gymnasium env in the same run."""
+    import arl_envs
+    from arl_envs.bench import env_throughput
+
+    table = Table("env id", "steps/s", "µs/step", "ratio to trivial env")
+    for row in env_throughput(env_ids or arl_envs.env_ids(), steps):
+        table.add_row(row["env_id"], f"{row['steps_per_s']:.0f}", f"{row['us_per_step']:.1f}", f"{row['ratio']:.1f}x")
+    console.print(table)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

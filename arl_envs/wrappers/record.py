@@ -1,0 +1,71 @@
+"""Record episodes to JSONL: one line per finished episode (a trajectory)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+
+class RecordEpisodes(gym.Wrapper[str, str, str, str]):
+    """Append each finished episode to a JSONL file.
+
+    Each line: ``{"env_id", "task_id", "seed", "observations": [...], "actions": [...], "rewards": [...],
+    "reward_components": [...], "terminated", "truncated", "success", "return"}``. Lines are written when an episode
+    ends (terminated or truncated); an episode still running at ``close()`` is written with both flags False.
+
+    Args:
+        env: Any arl-envs env.
+        path: JSONL file (created with parent directories; appended to).
+    """
+
+    def __init__(self, env: gym.Env[str, str], path: str | Path):
+        super().__init__(env)
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._episode: dict[str, Any] | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        self._flush()
+        obs, info = self.env.reset(seed=seed, options=options)
+        spec = self.env.spec
+        self._episode = {
+            "env_id": spec.id if spec else type(self.env.unwrapped).__name__,
+            "task_id": info.get("task_id"),
+            "seed": seed,
+            "observations": [obs],
+            "actions": [],
+            "rewards": [],
+            "reward_components": [],
+            "terminated": False,
+            "truncated": False,
+            "success": False,
+        }
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        ep = self._episode
+        if ep is not None:
+            ep["observations"].append(obs)
+            ep["actions"].append(action)
+            ep["rewards"].append(reward)
+            ep["reward_components"].append(info.get("reward_components", {}))
+            if terminated or truncated:
+                ep.update(terminated=terminated, truncated=truncated, success=bool(info.get("success", False)))
+                self._flush()
+        return obs, reward, terminated, truncated, info
+
+    def _flush(self) -> None:
+        if self._episode is None:
+            return
+        ep, self._episode = self._episode, None
+        ep["return"] = float(sum(ep["rewards"]))
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(ep, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        self._flush()
+        super().close()

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import pytest
+
+from arl_envs.core.actions import (
+    ParseError,
+    boxed_contents,
+    extract_tags,
+    fenced_code_blocks,
+    format_json_tool_call,
+    last_boxed,
+    parse_json_tool_calls,
+    strip_tags,
+)
+
+
+def test_closing_tag_inside_json_string_is_data() -> None:
+    text = '<tool_call>{"name":"python","arguments":{"code":"print(\'</tool_call>\')"}}</tool_call>'
+    (call,) = parse_json_tool_calls(text)
+    assert call.name == "python"
+    assert call.arguments == {"code": "print('</tool_call>')"}
+
+
+def test_nested_json_arguments() -> None:
+    text = 'thinking... <tool_call>{"name": "f", "arguments": {"a": {"b": [1, {"c": null}]}, "d": "x"}}</tool_call>'
+    (call,) = parse_json_tool_calls(text)
+    assert call.arguments == {"a": {"b": [1, {"c": None}]}, "d": "x"}
+
+
+def test_missing_last_brace_is_explicit_error() -> None:
+    text = '<tool_call>{"name": "search", "arguments": {"query": "x"}</tool_call>'
+    with pytest.raises(ParseError, match="not valid JSON"):
+        parse_json_tool_calls(text)
+
+
+def test_missing_close_tag_and_stray_close() -> None:
+    with pytest.raises(ParseError, match="closing"):
+        parse_json_tool_calls('<tool_call>{"name": "a", "arguments": {}}')
+    with pytest.raises(ParseError, match="without an opening"):
+        parse_json_tool_calls('{"name": "a"}</tool_call>')
+
+
+def test_bad_shapes() -> None:
+    with pytest.raises(ParseError, match="name"):
+        parse_json_tool_calls('<tool_call>{"arguments": {}}</tool_call>')
+    with pytest.raises(ParseError, match="object"):
+        parse_json_tool_calls('<tool_call>[1, 2]</tool_call>')
+    with pytest.raises(ParseError, match="arguments"):
+        parse_json_tool_calls('<tool_call>{"name": "a", "arguments": 5}</tool_call>')
+
+
+def test_string_encoded_arguments_and_multiple_calls_and_none() -> None:
+    text = '<tool_call>{"name": "a", "arguments": "{\\"x\\": 1}"}</tool_call> and <tool_call>{"name": "b", "arguments": {}}</tool_call>'
+    calls = parse_json_tool_calls(text)
+    assert [c.name for c in calls] == ["a", "b"]
+    assert calls[0].arguments == {"x": 1}
+    assert parse_json_tool_calls("no calls here") == []
+
+
+def test_roundtrip() -> None:
+    text = format_json_tool_call("answer", {"answer": "中文 </tool_call> 🙂"})
+    (call,) = parse_json_tool_calls(text)
+    assert call.arguments == {"answer": "中文 </tool_call> 🙂"}
+
+
+def test_boxed_extraction() -> None:
+    long = "x + " * 37 + "y^{2}"
+    assert len(long) >= 150
+    assert last_boxed(f"so \\boxed{{{long}}}") == long
+    assert last_boxed("a \\boxed{1} b \\boxed{\\frac{1}{2}}") == "\\frac{1}{2}"
+    assert last_boxed("no box") is None
+    assert last_boxed("\\boxed{unclosed") is None
+    assert boxed_contents("\\boxed{a}\\fbox{b}") == ["a", "b"]
+    assert last_boxed("\\boxed{ \\text{13} }") == "\\text{13}"
+
+
+def test_tags_and_fences() -> None:
+    assert extract_tags("<s>a</s> x <s>b\nc</s> <s>open", "s") == ["a", "b\nc"]
+    assert strip_tags("q <information>fake</information> r", "information") == "q  r"
+    text = "```python\nprint(1)\n```\n```bash\nls\n```\n```\nx=2\n```"
+    assert fenced_code_blocks(text) == ["print(1)\n", "x=2\n"]

@@ -1,0 +1,30 @@
+"""The conformance suite over EVERY registered id: each env added to the table is checked automatically."""
+
+from __future__ import annotations
+
+import pytest
+
+import arl_envs
+from arl_envs.registration import ENVS
+from arl_envs.testing import check_conformance
+
+
+@pytest.mark.parametrize("env_id", arl_envs.env_ids())
+def test_conformance(env_id: str) -> None:
+    report = check_conformance(env_id)
+    assert report.passed, report.summary()
+
+
+def test_every_row_is_registered_and_documented() -> None:
+    import gymnasium as gym
+
+    for row in ENVS:
+        assert row.id in gym.registry
+        assert row.id.startswith("arl/") and row.id == row.id.lower()
+        assert row.description
+
+
+@pytest.mark.parametrize("env_id", [i for i in arl_envs.env_ids() if i.startswith("arl/math.")])
+def test_conformance_json_format(env_id: str) -> None:
+    report = check_conformance(env_id, env_kwargs={"action_format": "json"}, n_fuzz=60)
+    assert report.passed, report.summary()
