@@ -222,19 +222,20 @@ def countdown_task(subseed: int, num_numbers: int = 4, max_number: int = 99, max
     rng = random.Random(subseed)
     while True:
         nums = [rng.randrange(1, max_number + 1) for _ in range(num_numbers)]
-        items: list[tuple[str, Fraction]] = [(str(n), Fraction(n)) for n in nums]
+        # Values stay integers: division is only used when exact, subtraction never goes negative.
+        items: list[tuple[str, int]] = [(str(n), n) for n in nums]
         while len(items) > 1:
             i, j = rng.sample(range(len(items)), 2)
             (ea, va), (eb, vb) = items[i], items[j]
             op = "+-*/"[rng.randrange(0, 4)]
-            if op == "/" and (vb == 0 or (va / vb).denominator != 1):
+            if op == "/" and (vb == 0 or va % vb):
                 op = "+"
             if op == "-" and va < vb:
                 (ea, va), (eb, vb) = (eb, vb), (ea, va)
-            val = va + vb if op == "+" else va - vb if op == "-" else va * vb if op == "*" else va / vb
+            val = va + vb if op == "+" else va - vb if op == "-" else va * vb if op == "*" else va // vb
             items = [it for k, it in enumerate(items) if k not in (i, j)] + [(f"({ea} {op} {eb})", val)]
         expr, value = items[0]
-        if value.denominator == 1 and 1 <= value <= max_target:
+        if 1 <= value <= max_target:
             expr = expr[1:-1] if expr.startswith("(") and expr.endswith(")") else expr
             question = (
                 f"Using the numbers {nums}, write an arithmetic expression that equals {int(value)}. "
