@@ -300,6 +300,12 @@ class DenseRetriever(Retriever):
         else:
             model_tag = re.sub(r"[^A-Za-z0-9._-]", "_", str(model_path).rstrip("/"))[-64:]
         self.corpus = docs if isinstance(docs, _LocalCorpus) else _LocalCorpus(docs)
+        try:  # transformers prints a weight-loading progress bar per model load; keep env creation quiet
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover
+            pass
         self.model = SentenceTransformer(model_path, device=device)
         path = cache_root() / "search" / "dense" / f"{model_tag}-{self.corpus.hash}.npy"
         emb = None

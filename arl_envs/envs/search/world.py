@@ -31,6 +31,7 @@ import json
 import math
 import os
 import random
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from pathlib import Path
 from arl_envs.envs.search.corpus import Document, QAItem, cache_root, qa_from_row
 
 #: Bump when generation changes in any way: it is part of every cache key.
-WORLD_VERSION = 1
+WORLD_VERSION = 2
 
 #: Default number of articles of the ``arl/search.multihop-v0`` world.
 DEFAULT_N_ARTICLES = 3000
@@ -279,12 +280,20 @@ def _spread(rng: random.Random, lo: int, hi: int) -> int:
 
 def _a(word: str) -> str:
     """The indefinite article for ``word`` ("a" or "an", by its first letter)."""
-    return "an" if word[:1].lower() in "aeiou" else "a"
+    lower = word.lower()
+    if lower.startswith(("uni", "use", "eu", "one")):
+        return "a"
+    return "an" if lower[:1] in "aeiou" else "a"
 
 
 def _the(org_name: str) -> str:
     """An organisation name as used in running text: "the University of X", but "Foo Press"."""
     return f"the {org_name}" if org_name.split()[0] in ("University", "Museum") else org_name
+
+
+def _words(text: str) -> str:
+    """Lower-case words separated by single spaces (for whole-word containment tests)."""
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _with_commas(n: int) -> str:
@@ -550,10 +559,12 @@ class _Builder:
         hq = self.cities[o.hq]
         a_or_an = _a(o.kind)
         alias = f" ({o.acronym})" if o.acronym else ""
+        emblem_adj, emblem_noun = self.rng.choice(_ADJECTIVES), self.rng.choice(_NOUNS)
         text = (
             f"{_the(o.name)[:1].upper()}{_the(o.name)[1:]}{alias} is {a_or_an} {o.kind} based in {hq.name}. It was founded in {o.founded} by "
             f"{founder.name}. "
         )
+        text += f"Its emblem shows {_a(emblem_adj)} {emblem_adj.lower()} {emblem_noun.lower()}. "
         members = self.staff.get(o.idx, [])[:2]
         if members:
             text += f"Its staff have included {' and '.join(p.name for p in members)}. "
@@ -577,8 +588,9 @@ class _Builder:
 class _Questions:
     """Question templates over a built world. Each template returns a row dict or None (not applicable)."""
 
-    def __init__(self, b: _Builder, seed: int):
+    def __init__(self, b: _Builder, seed: int, documents: list[Document]):
         self.b = b
+        self.doc_words = {d.id: f" {_words(d.title + ' ' + d.text)} " for d in documents}
         self.rng = random.Random(f"arl-search-questions-{WORLD_VERSION}-{seed}")
         self.works_with_org = [w for w in b.works if w.org is not None]
         self.works_with_setting = [w for w in b.works if w.setting is not None]
@@ -591,6 +603,12 @@ class _Questions:
             self.works_by_kind.setdefault(w.kind, []).append(w)
         creators_with_alma = {p.idx for p in self.studied}
         self.works_creator_studied = [w for w in b.works if w.creator in creators_with_alma]
+
+    def _leaks(self, answers: list[str], doc_id: str) -> bool:
+        """Whether an answer appears (as whole words) in the first article of a chain, e.g. by coincidence a
+        film set in the city where its studio is based: such a question could be answered from one article."""
+        text = self.doc_words[doc_id]
+        return any(f" {_words(a)} " in text for a in answers)
 
     # Aliases -------------------------------------------------------------
     def _person_answers(self, p: _Person) -> list[str]:
@@ -617,7 +635,9 @@ class _Questions:
         return _CREATORS[self.b.persons[w.creator].occupation][1]
 
     # Templates -------------------------------------------------------------
-    def _row(self, qtype: str, question: str, answers: list[str], chain: list[tuple[str, str]]) -> dict:
+    def _row(self, qtype: str, question: str, answers: list[str], chain: list[tuple[str, str]]) -> dict | None:
+        if qtype != "comparison" and self._leaks(answers, chain[0][0]):
+            return None
         return {
             "question": question,
             "golden_answers": answers,
@@ -864,7 +884,7 @@ def generate_world(n_articles: int = DEFAULT_N_ARTICLES, seed: int = 0, n_questi
     builder = _Builder(n_articles, seed)
     builder.build()
     documents = builder.documents()
-    questions = _Questions(builder, seed).generate(n_questions)
+    questions = _Questions(builder, seed, documents).generate(n_questions)
     return World(seed, n_articles, documents, questions)
 
 
