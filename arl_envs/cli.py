@@ -16,6 +16,8 @@ from rich.table import Table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Gymnasium environments for agentic RL of LLM agents.")
 console = Console()
+if not console.is_terminal:  # logs and CI: wide enough that env ids are not cut
+    console = Console(width=160)
 
 #: Episodes per agent and env in ``arl-envs demo``.
 DEMO_EPISODES = 5
