@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -36,7 +37,8 @@ class MathTask:
         task_id: Stable id; ``reset(options={"task_id": ...})`` reproduces the task.
         question: Problem text shown to the agent.
         answer: Gold answer (plain text or LaTeX, no ``$``), graded with math-verify.
-        meta: Extra task data (e.g. Countdown's ``numbers`` and ``target``, the expert's expression).
+        meta: Extra task data (e.g. Countdown's ``numbers`` and ``target``, the expert's expression, and
+            ``python``: a program printing the answer, used by the tool-use expert).
     """
 
     task_id: str
@@ -69,12 +71,12 @@ def _integer_expr(rng: random.Random, depth: int, hi: int) -> tuple[str, int]:
     return text, value
 
 
-def _gen_integer(rng: random.Random, d: int) -> tuple[str, str]:
+def _gen_integer(rng: random.Random, d: int) -> tuple[str, str, str]:
     text, value = _integer_expr(rng, d, 10 ** min(d, 3) if d > 1 else 9)
-    return f"Compute {text[1:-1]}.", str(value)
+    return f"Compute {text[1:-1]}.", str(value), f"print({text[1:-1]})"
 
 
-def _gen_fraction(rng: random.Random, d: int) -> tuple[str, str]:
+def _gen_fraction(rng: random.Random, d: int) -> tuple[str, str, str]:
     n_terms = d + 1
     hi = 4 + 3 * d
     total: Fraction | None = None
@@ -89,14 +91,15 @@ def _gen_fraction(rng: random.Random, d: int) -> tuple[str, str]:
         op = "+-*"[rng.randrange(0, 3 if d >= 3 else 2)]
         assert total is not None
         total = total + q if op == "+" else total - q if op == "-" else total * q
-        parts.append(f"{op} {num}/{den}")
-        if op == "*" and i < n_terms - 1:  # keep left-to-right evaluation unambiguous
+        if op == "*" and len(parts) > 1:  # the text must evaluate left to right, as `total` does
             parts = ["(" + " ".join(parts) + ")"]
+        parts.append(f"{op} {num}/{den}")
     assert total is not None
-    return f"Compute {' '.join(parts)} and give the result as a fraction in lowest terms.", _frac_latex(total)
+    code = "from fractions import Fraction as F\nprint(" + re.sub(r"(\d+)/(\d+)", r"F(\1, \2)", " ".join(parts)) + ")"
+    return f"Compute {' '.join(parts)} and give the result as a fraction in lowest terms.", _frac_latex(total), code
 
 
-def _gen_linear(rng: random.Random, d: int) -> tuple[str, str]:
+def _gen_linear(rng: random.Random, d: int) -> tuple[str, str, str]:
     hi = 5 + 5 * d
     x = Fraction(rng.randrange(-hi, hi + 1), rng.randrange(1, 4) if d >= 4 else 1)
     a = rng.randrange(2, hi)
@@ -108,24 +111,25 @@ def _gen_linear(rng: random.Random, d: int) -> tuple[str, str]:
         a, b, c, e = a * k, b * k, c * k, e * k
     left = f"{a}x {'+' if b >= 0 else '-'} {abs(b)}"
     right = f"{c}x + {int(e)}" if c else f"{int(e)}"
-    return f"Solve for x: {left} = {right}.", _frac_latex(x)
+    code = f"from fractions import Fraction as F\nprint(F({int(e)} - ({b}), {a} - {c}))"
+    return f"Solve for x: {left} = {right}.", _frac_latex(x), code
 
 
-def _gen_modular(rng: random.Random, d: int) -> tuple[str, str]:
+def _gen_modular(rng: random.Random, d: int) -> tuple[str, str, str]:
     m = rng.randrange(3, 10 + 20 * d)
     if d <= 2:
         a, b, c = (rng.randrange(10, 10 ** (d + 1)) for _ in range(3))
-        return f"Compute ({a} * {b} + {c}) mod {m}.", str((a * b + c) % m)
+        return f"Compute ({a} * {b} + {c}) mod {m}.", str((a * b + c) % m), f"print(({a} * {b} + {c}) % {m})"
     base = rng.randrange(2, 50)
     exp = rng.randrange(10, 10 ** (d - 1))
-    return f"Compute {base}^{exp} mod {m}.", str(pow(base, exp, m))
+    return f"Compute {base}^{exp} mod {m}.", str(pow(base, exp, m)), f"print(pow({base}, {exp}, {m}))"
 
 
 _NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kofi", "Lena")
 _ITEMS = ("apples", "marbles", "stickers", "books", "coins", "shells", "pencils", "cards")
 
 
-def _gen_word(rng: random.Random, d: int) -> tuple[str, str]:
+def _gen_word(rng: random.Random, d: int) -> tuple[str, str, str]:
     name = _NAMES[rng.randrange(0, len(_NAMES))]
     item = _ITEMS[rng.randrange(0, len(_ITEMS))]
     count = rng.randrange(5, 20 * d)
@@ -149,7 +153,7 @@ def _gen_word(rng: random.Random, d: int) -> tuple[str, str]:
             sentences.append(f"Then {other} gives {name} {k} more {item}.")
             count += k
     sentences.append(f"How many {item} does {name} have now?")
-    return " ".join(sentences), str(count)
+    return " ".join(sentences), str(count), f"print({count})"
 
 
 _ARITH_GENERATORS = {
@@ -177,8 +181,9 @@ def arithmetic_task(subseed: int, difficulty: int, kind: str) -> MathTask:
     if not MIN_DIFFICULTY <= difficulty <= MAX_DIFFICULTY:
         raise ValueError(f"difficulty must be in [{MIN_DIFFICULTY}, {MAX_DIFFICULTY}], got {difficulty}")
     rng = random.Random(subseed)
-    question, answer = _ARITH_GENERATORS[kind](rng, difficulty)
-    return MathTask(f"{kind}-d{difficulty}-{subseed:x}", question, answer, {"kind": kind, "difficulty": difficulty})
+    question, answer, code = _ARITH_GENERATORS[kind](rng, difficulty)
+    meta = {"kind": kind, "difficulty": difficulty, "python": code}
+    return MathTask(f"{kind}-d{difficulty}-{subseed:x}", question, answer, meta)
 
 
 def parse_arithmetic_id(task_id: str) -> tuple[str, int, int]:
