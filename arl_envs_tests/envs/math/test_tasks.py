@@ -58,14 +58,14 @@ def test_countdown_instances_are_solvable_and_checked_exactly() -> None:
     for seed in range(300):
         t = countdown_task(seed)
         assert check_countdown(t.meta["solution"], t.meta["numbers"], t.meta["target"]) == (True, "correct")
-    nums, target = [25, 5, 4, 3], 100
+    nums, target = [25, 5, 4, 3], 80
     assert check_countdown("(25 - 5) * 4", nums, target)[0]
-    assert check_countdown("(25 - 5) \\times 4 = 100", nums, target)[0]
-    assert not check_countdown("25 * 4 * 1", nums, target)[0]  # 1 is not available
-    assert not check_countdown("(25 + 25) * 2", nums, target)[0]  # 25 used twice, 2 missing
-    assert not check_countdown("25 ** 2 / 5 - 25", nums, target)[0]  # ** is not an allowed operator
-    assert not check_countdown("-(-100)", nums, target)[0]
-    assert not check_countdown("100.0", nums, target)[0]
+    assert check_countdown("(25 - 5) \\times 4 = 80", nums, target)[0]
+    assert not check_countdown("(25 - 5) * 4 * 1", nums, target)[0]  # 1 is not available
+    assert not check_countdown("(25 + 25 + 25 + 5)", nums, target)[0]  # 25 used three times
+    assert not check_countdown("(4 ** 3 + 25 - 5 - 4)", nums, target)[0]  # ** is not an allowed operator
+    assert not check_countdown("-(-80)", nums, target)[0]
+    assert not check_countdown("80.0", nums, target)[0]
     assert not check_countdown("(25 - 5) * 4 = 99", nums, target)[0]
     assert not check_countdown("4 / (5 - 5)", [4, 5, 5], 1)[0]
     assert check_countdown("(5 + 3) / 4 * 25 * 2", [5, 3, 4, 25, 2], 100)[0]
