@@ -62,7 +62,8 @@ class SearchArgs(BaseModel):
     """Arguments of the ``search`` tool."""
 
     query: str = Field(description="What to look up, in a few keywords (e.g. an entity name).")
-    k: int = Field(DEFAULT_TOPK, ge=1, le=MAX_TOOL_K, description="How many documents to return.")
+    k: int | None = Field(None, ge=1, le=MAX_TOOL_K,
+                          description=f"How many documents to return (1-{MAX_TOOL_K}; default: the env's topk).")
 
     @field_validator("query")
     @classmethod
@@ -272,7 +273,8 @@ class SearchEnv(AgentEnv):
         call = calls[0]
         try:
             if call.name == "search":
-                return self._do_search(str(call.arguments["query"]), int(call.arguments.get("k", self.topk)))
+                k = call.arguments.get("k")
+                return self._do_search(str(call.arguments["query"]), self.topk if k is None else int(k))
             if call.name == "open":
                 return self._do_open(str(call.arguments["doc_id"]).strip())
         except RetrieverUnavailable as exc:
@@ -384,7 +386,7 @@ class SearchEnv(AgentEnv):
         return answer
 
     def _search_args(self, query: str) -> dict[str, Any]:
-        return {"query": query} if self.action_format == "native" else {"query": query, "k": self.topk}
+        return {"query": query}
 
     def _title_of(self, doc_id: str) -> str | None:
         assert self.retriever is not None
@@ -418,7 +420,7 @@ class SearchMultihopEnv(SearchEnv):
         unclosed or several action tags, an empty query or an empty id are malformed (nothing runs; with several
         actions none is run, not even the first). JSON: one ``<tool_call>`` per reply.
     Tools:
-        ``search(query: str, k: int = topk)`` (k <= 10), ``open(doc_id: str)`` (id or exact title),
+        ``search(query: str, k: int | None = None)`` (k <= 10; None: ``topk``), ``open(doc_id: str)`` (id or exact title),
         ``answer(text: str)``.
     Rewards:
         ``task`` (weight 1): on the answer, exact match against the gold answers and aliases after SQuAD
