@@ -317,7 +317,7 @@ class SearchEnv(AgentEnv):
                 body = f"No results for {query!r}: no document contains these words."
         ids = [h.doc.id for h in hits]
         info["retrieved_ids"] = ids
-        note = " (query cut to its first 1000 characters)" if truncated else ""
+        note = f" (query cut to its first {MAX_QUERY_CHARS} characters)" if truncated else ""
         obs = f"<information>{body}</information>{note}{self._turns_note()}"
         return Transition(obs, {"progress": self._progress(ids)}, info=info)
 
