@@ -59,7 +59,7 @@ _OPEN_TAG_RE = re.compile(r"<(search|open|answer)>", flags=re.IGNORECASE)
 
 
 class SearchArgs(BaseModel):
-    """Arguments of the ``search`` tool."""
+    """Arguments of search: the query and, optionally, how many documents to return."""
 
     query: str = Field(description="What to look up, in a few keywords (e.g. an entity name).")
     k: int | None = Field(None, ge=1, le=MAX_TOOL_K,
@@ -74,7 +74,7 @@ class SearchArgs(BaseModel):
 
 
 class OpenArgs(BaseModel):
-    """Arguments of the ``open`` tool."""
+    """Arguments of open: the document to read in full."""
 
     doc_id: str = Field(description="The id of a document, as shown in search results ([id: ...]), or its title.")
 
@@ -87,12 +87,12 @@ class OpenArgs(BaseModel):
 
 
 class AnswerArgs(BaseModel):
-    """Arguments of the ``answer`` tool."""
+    """Arguments of answer: the final answer."""
 
     text: str = Field(description="The final answer only: a short entity name, number, date or yes/no.")
 
 
-SEARCH_TOOL = Tool("search", "Search the encyclopedia; returns the top documents (truncated text).", SearchArgs)
+SEARCH_TOOL = Tool("search", "Search the documents; returns the best matches, each cut to its first words.", SearchArgs)
 OPEN_TOOL = Tool("open", "Read the full text of one document by its id.", OpenArgs)
 ANSWER_TOOL = Tool("answer", "Give the final answer. Ends the episode.", AnswerArgs)
 
