@@ -1,0 +1,565 @@
+"""The sandbox contract: :class:`Limits`, :class:`ExecResult` and the :class:`Sandbox` base class.
+
+Model-written code is hostile input. A :class:`Sandbox` runs it somewhere it cannot read the host's secrets,
+reach the network, outlive its run, or exhaust the host's memory, processes, disk or the trainer's time
+(architecture, section 4). One sandbox object is one *episode workspace*: a fresh, private work directory
+(``/work`` inside) that persists across the :meth:`Sandbox.run` calls of an episode and is wiped by
+:meth:`Sandbox.reset`. Backends: :class:`~arl_envs.sandbox.bwrap.BwrapSandbox` (default) and
+:class:`~arl_envs.sandbox.docker.DockerSandbox`.
+
+Every backend reports an infrastructure failure (backend died, image missing mid-run) in
+``ExecResult.sandbox_error`` instead of raising, so an env can put it in ``info["env_error"]`` and not score it
+as the agent's failure. Only misuse (bad arguments, use after ``close()``) and a missing backend
+(:class:`~arl_envs.core.errors.SandboxUnavailable`, at construction) raise.
+"""
+
+from __future__ import annotations
+
+import selectors
+import shlex
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from arl_envs.core.errors import ArlError
+
+if TYPE_CHECKING:
+    from arl_envs.sandbox.session import PythonSession
+
+#: Path of the work directory inside every sandbox.
+WORKDIR = "/work"
+#: Bytes per MiB (all ``*_mb`` limits are MiB).
+MIB = 1 << 20
+#: Exit codes above this mean "killed by signal (code - 128)" (shell/bwrap/docker convention).
+SIGNAL_EXIT_BASE = 128
+#: Largest stdin accepted by :meth:`Sandbox.run`, bytes.
+MAX_STDIN_BYTES = 64 * MIB
+#: Stdin up to this size is written before reading output (it fits a pipe buffer); larger stdin gets a thread.
+INLINE_STDIN_BYTES = 60_000
+#: Size of one read from a process's output, bytes.
+READ_CHUNK = 1 << 16
+#: Largest ``files`` payload (sum of file sizes) accepted by :meth:`Sandbox.run`, bytes.
+MAX_FILES_BYTES = 256 * MIB
+#: CPU seconds a session's interpreter may use over its whole life (hard RLIMIT_CPU); the per-call
+#: ``Limits.cpu_time_s`` is enforced by the kernel lowering its soft limit before each cell.
+SESSION_CPU_BUDGET_S = 3600
+#: Code longer than this (characters) is written to a file instead of passed as ``python3 -c`` (argv limits).
+MAX_INLINE_CODE_CHARS = 100_000
+
+
+class SandboxClosed(ArlError):
+    """A sandbox or session was used after ``close()``."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed run (or of one session's interpreter).
+
+    Attributes:
+        wall_time_s: Wall-clock seconds before the whole process tree is killed (``timed_out=True``).
+        cpu_time_s: CPU seconds per process (``RLIMIT_CPU``; SIGXCPU, then SIGKILL).
+        memory_mb: Memory of the whole run in MiB (memory cgroup; ``RLIMIT_AS`` when no cgroup is usable;
+            Docker: ``--memory``). Exceeding it kills the run (``oom_killed=True`` where it can be seen).
+        max_processes: Processes/threads alive at once in the run (pids cgroup; ``RLIMIT_NPROC`` for a
+            non-root uid when no cgroup is usable; Docker: ``--pids-limit``).
+        max_output_bytes: Bytes of stdout and of stderr kept, each; the rest is read and dropped while
+            streaming (``output_truncated=True``), so a huge print never sits in host memory.
+        max_file_mb: Largest file a process may write, MiB (``RLIMIT_FSIZE``; SIGXFSZ).
+        network: Network access. False (default) isolates the run in an empty network namespace.
+    """
+
+    wall_time_s: float = 10.0
+    cpu_time_s: float = 10.0
+    memory_mb: int = 512
+    max_processes: int = 64
+    max_output_bytes: int = 1 * MIB
+    max_file_mb: int = 64
+    network: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("wall_time_s", "cpu_time_s", "memory_mb", "max_processes", "max_output_bytes", "max_file_mb"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+        if not isinstance(self.network, bool):
+            raise ValueError(f"Limits.network must be a bool, got {self.network!r}")
+
+    def replace(self, **changes: Any) -> Limits:
+        """Return a copy with ``changes`` applied (validated)."""
+        return replace(self, **changes)
+
+
+@dataclass
+class ExecResult:
+    """Outcome of one sandboxed run or one session call.
+
+    Attributes:
+        stdout: Captured standard output (UTF-8, undecodable bytes replaced), at most ``max_output_bytes``.
+        stderr: Captured standard error, same rules.
+        exit_code: Exit status of the command; None if it never ran (see ``sandbox_error``). For a command
+            killed by a signal this is ``128 + signal`` (shell convention).
+        signal: The signal that killed the command (e.g. 9), else None.
+        timed_out: The wall-clock limit was hit and the process tree was killed.
+        oom_killed: The memory limit was hit and the kernel killed a process of the run.
+        output_truncated: stdout or stderr exceeded ``max_output_bytes`` and was cut.
+        duration_s: Wall-clock seconds from start to the end of the run, including sandbox set-up.
+        cpu_time_s: CPU seconds used by the run's processes (None where the backend cannot measure it).
+        state_lost: Session calls only: the interpreter crashed or was killed and was restarted, so every
+            variable, import and function defined before is gone.
+        sandbox_error: An infrastructure failure (not the program's fault); None when the run happened.
+    """
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    oom_killed: bool = False
+    output_truncated: bool = False
+    duration_s: float = 0.0
+    cpu_time_s: float | None = None
+    state_lost: bool = False
+    sandbox_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The command ran to completion with exit code 0 within every limit."""
+        return (
+            self.sandbox_error is None
+            and self.exit_code == 0
+            and not self.timed_out
+            and not self.oom_killed
+            and not self.state_lost
+        )
+
+    def describe(self) -> str:
+        """A one-line, model-readable status (``"exit code 1"``, ``"timed out after 10 s"``...)."""
+        if self.sandbox_error is not None:
+            return f"sandbox error: {self.sandbox_error}"
+        notes: list[str] = []
+        if self.timed_out:
+            notes.append(f"timed out after {self.duration_s:.1f} s")
+        elif self.oom_killed:
+            notes.append("killed: out of memory")
+        elif self.signal is not None:
+            notes.append(f"killed by signal {self.signal}")
+        else:
+            notes.append(f"exit code {self.exit_code}")
+        if self.output_truncated:
+            notes.append("output truncated")
+        if self.state_lost:
+            notes.append("interpreter restarted, all state lost")
+        return ", ".join(notes)
+
+
+def split_exit_status(code: int | None) -> tuple[int | None, int | None]:
+    """Map a raw exit status to ``(exit_code, signal)``.
+
+    Args:
+        code: ``Popen.returncode``-style status (negative = killed by that signal) or a shell-style code
+            (``> 128`` = killed by ``code - 128``).
+
+    Returns:
+        ``(exit_code, signal)`` with ``exit_code`` in shell convention (``128 + signal`` when killed).
+    """
+    if code is None:
+        return None, None
+    if code < 0:
+        return SIGNAL_EXIT_BASE - code, -code
+    if code > SIGNAL_EXIT_BASE:
+        return code, code - SIGNAL_EXIT_BASE
+    return code, None
+
+
+@dataclass
+class OutputBuffer:
+    """Collects one output stream, keeping at most ``cap`` bytes and counting the rest.
+
+    Attributes:
+        cap: Bytes kept.
+        chunks: Kept bytes, in order.
+        kept: Number of bytes kept.
+        dropped: Number of bytes read and dropped.
+    """
+
+    cap: int
+    chunks: list[bytes] = field(default_factory=list)
+    kept: int = 0
+    dropped: int = 0
+
+    def add(self, data: bytes) -> None:
+        """Append ``data``, dropping whatever exceeds the cap."""
+        room = self.cap - self.kept
+        if room > 0:
+            part = data[:room]
+            self.chunks.append(part)
+            self.kept += len(part)
+        self.dropped += max(0, len(data) - max(room, 0))
+
+    @property
+    def truncated(self) -> bool:
+        """Whether any byte was dropped."""
+        return self.dropped > 0
+
+    def text(self) -> str:
+        """The kept bytes decoded as UTF-8 (invalid sequences replaced)."""
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+def pump_pipes(
+    stdout_fd: Any,
+    stderr_fd: Any,
+    stdin_fd: Any,
+    stdin_data: bytes,
+    out: OutputBuffer,
+    err: OutputBuffer,
+    deadline: float,
+) -> bool:
+    """Feed stdin and drain two pipes until both reach EOF or ``deadline`` passes.
+
+    Reading never stops at the output cap (the writer would block); excess bytes are dropped.
+
+    Args:
+        stdout_fd: Readable file object of the child's stdout.
+        stderr_fd: Readable file object of the child's stderr.
+        stdin_fd: Writable file object of the child's stdin, or None.
+        stdin_data: Bytes to write to stdin before closing it.
+        out: Buffer for stdout.
+        err: Buffer for stderr.
+        deadline: ``time.monotonic()`` value at which to give up.
+
+    Returns:
+        True if both streams reached EOF, False on deadline.
+    """
+    import os  # noqa: PLC0415 - keep module imports light
+
+    writer: threading.Thread | None = None
+    if stdin_fd is not None:
+        if len(stdin_data) <= INLINE_STDIN_BYTES:
+            try:
+                if stdin_data:
+                    stdin_fd.write(stdin_data)
+                stdin_fd.close()
+            except (BrokenPipeError, OSError):
+                pass
+        else:
+            writer = threading.Thread(target=_write_and_close, args=(stdin_fd, stdin_data), daemon=True)
+            writer.start()
+    sel = selectors.DefaultSelector()
+    try:
+        sel.register(stdout_fd, selectors.EVENT_READ, out)
+        sel.register(stderr_fd, selectors.EVENT_READ, err)
+        open_streams = 2
+        while open_streams:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            for key, _ in sel.select(remaining):
+                data = os.read(key.fd, READ_CHUNK)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    open_streams -= 1
+                else:
+                    key.data.add(data)
+        return True
+    finally:
+        sel.close()
+
+
+def _write_and_close(fh: Any, data: bytes) -> None:
+    try:
+        fh.write(data)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        try:
+            fh.close()
+        except OSError:
+            pass
+
+
+def normalize_command(command: str | Sequence[str] | None, code: str | None, python: str) -> list[str]:
+    """Turn the ``command``/``code`` arguments of :meth:`Sandbox.run` into an argv.
+
+    Args:
+        command: A shell command line (run with ``/bin/sh -c``) or an argv list.
+        code: Python source run with the sandbox's interpreter (``python -c``); exclusive with ``command``.
+        python: Path of the Python interpreter inside the sandbox.
+
+    Returns:
+        The argv to execute inside the sandbox.
+
+    Raises:
+        ValueError: neither or both given, an empty argv, or a non-string element.
+    """
+    if (command is None) == (code is None):
+        raise ValueError("pass exactly one of `command` (str or argv list) and `code` (Python source)")
+    if code is not None:
+        if not isinstance(code, str):
+            raise ValueError(f"code must be a str, got {type(code).__name__}")
+        return [python, "-c", code]
+    if isinstance(command, str):
+        if not command.strip():
+            raise ValueError("command is empty")
+        return ["/bin/sh", "-c", command]
+    argv = list(command)  # type: ignore[arg-type]
+    if not argv or not all(isinstance(a, str) for a in argv):
+        raise ValueError(f"command argv must be a non-empty list of str, got {command!r}")
+    return argv
+
+
+def normalize_files(files: Mapping[str, str | bytes] | None) -> dict[str, bytes]:
+    """Validate ``files`` (relative path -> content) and encode text as UTF-8.
+
+    Raises:
+        ValueError: an absolute path, a ``..`` component, an empty name, a non-str/bytes content or a total
+            size above :data:`MAX_FILES_BYTES`.
+    """
+    if not files:
+        return {}
+    result: dict[str, bytes] = {}
+    total = 0
+    for name, content in files.items():
+        parts = str(name).split("/")
+        if not name or name.startswith("/") or any(p in ("", "..", ".") for p in parts):
+            raise ValueError(f"file names must be relative paths without '..' or empty parts, got {name!r}")
+        if isinstance(content, str):
+            data = content.encode()
+        elif isinstance(content, bytes | bytearray):
+            data = bytes(content)
+        else:
+            raise ValueError(f"content of {name!r} must be str or bytes, got {type(content).__name__}")
+        total += len(data)
+        result[name] = data
+    if total > MAX_FILES_BYTES:
+        raise ValueError(f"files total {total} bytes, above the {MAX_FILES_BYTES}-byte limit")
+    return result
+
+
+def normalize_stdin(stdin: str | bytes | None) -> bytes:
+    """Encode ``stdin`` (str as UTF-8) and check its size.
+
+    Raises:
+        ValueError: not str/bytes/None, or larger than :data:`MAX_STDIN_BYTES`.
+    """
+    if stdin is None:
+        return b""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    if not isinstance(data, bytes | bytearray):
+        raise ValueError(f"stdin must be str, bytes or None, got {type(stdin).__name__}")
+    if len(data) > MAX_STDIN_BYTES:
+        raise ValueError(f"stdin is {len(data)} bytes, above the {MAX_STDIN_BYTES}-byte limit")
+    return bytes(data)
+
+
+class Sandbox(ABC):
+    """An isolated episode workspace that runs commands and Python code under :class:`Limits`.
+
+    Use as a context manager, or call :meth:`close` (idempotent). Not thread-safe for concurrent ``run``
+    calls on one object; use one sandbox per worker (they are cheap).
+
+    Args:
+        limits: Default limits of :meth:`run` (a ``limits=`` argument overrides them per call).
+    """
+
+    #: Backend name used by :func:`arl_envs.sandbox.get_sandbox`.
+    backend: str = ""
+    #: Path of the Python interpreter inside the sandbox.
+    python: str = "python3"
+
+    def __init__(self, *, limits: Limits | None = None) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+        self.limits = limits or Limits()
+        self._closed = False
+        self._sessions: list[PythonSession] = []
+
+    # -- public API -------------------------------------------------------------------------------------
+    def run(
+        self,
+        command: str | Sequence[str] | None = None,
+        *,
+        code: str | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        stdin: str | bytes | None = None,
+        limits: Limits | None = None,
+    ) -> ExecResult:
+        """Run a command or Python code in the work directory, after writing ``files`` into it.
+
+        Args:
+            command: Shell command line (``/bin/sh -c``) or argv list. Exclusive with ``code``.
+            code: Python source, run with the sandbox's interpreter (:attr:`python`).
+            files: ``{relative path: str | bytes}`` written into the work directory first (they persist
+                for the rest of the episode).
+            stdin: Data fed to the program's standard input (str is UTF-8 encoded); default empty.
+            limits: Limits of this run (default: the sandbox's).
+
+        Returns:
+            The :class:`ExecResult`; infrastructure failures are in ``sandbox_error``.
+
+        Raises:
+            ValueError: malformed ``command``/``code``/``files``/``stdin``.
+            SandboxClosed: the sandbox was closed.
+        """
+        self._check_open()
+        limits = self._check_limits(limits)
+        file_map = normalize_files(files)
+        stdin_bytes = normalize_stdin(stdin)
+        if code is not None and command is None and isinstance(code, str) and len(code) > MAX_INLINE_CODE_CHARS:
+            file_map[".arl_main.py"] = code.encode()
+            argv = [self.python, ".arl_main.py"]
+        else:
+            argv = normalize_command(command, code, self.python)
+        return self._run(argv, file_map, stdin_bytes, limits)
+
+    def write_files(self, files: Mapping[str, str | bytes]) -> None:
+        """Write ``files`` (relative path -> content) into the work directory.
+
+        Raises:
+            ValueError: malformed ``files``.
+            SandboxClosed: the sandbox was closed.
+        """
+        self._check_open()
+        file_map = normalize_files(files)
+        if file_map:
+            self._write_files(file_map)
+
+    def read_file(self, path: str, max_bytes: int = 1 * MIB) -> bytes | None:
+        """Read a file of the work directory (as the sandbox sees it).
+
+        Args:
+            path: Path relative to the work directory.
+            max_bytes: Bytes returned at most.
+
+        Returns:
+            Its first ``max_bytes`` bytes, or None if it does not exist or is not a regular file.
+        """
+        self._check_open()
+        normalize_files({path: b""})
+        return self._read_file(path, max_bytes)
+
+    def open_session(self, *, limits: Limits | None = None) -> PythonSession:
+        """Start a persistent Python interpreter in this sandbox's work directory (see :mod:`.session`).
+
+        Args:
+            limits: Limits of the interpreter process (memory, processes, CPU seconds over its whole life,
+                output per call); ``wall_time_s`` is the default per-call timeout.
+
+        Returns:
+            A started :class:`~arl_envs.sandbox.session.PythonSession`; closed with the sandbox.
+        """
+        from arl_envs.sandbox.session import PythonSession  # noqa: PLC0415 - avoid an import cycle
+
+        self._check_open()
+        session = PythonSession(self, self._check_limits(limits))
+        self._sessions.append(session)
+        return session
+
+    def reset(self) -> None:
+        """Start a new episode: close sessions and replace the work directory by a fresh, empty one."""
+        self._check_open()
+        self._close_sessions()
+        self._reset_workdir()
+
+    def close(self) -> None:
+        """Release everything (processes, work directory, containers). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._close_sessions()
+        self._close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # best effort; close() is the contract
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
+            pass
+
+    # -- helpers -----------------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxClosed(f"{type(self).__name__} is closed")
+
+    def _check_limits(self, limits: Limits | None) -> Limits:
+        if limits is None:
+            return self.limits
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+        return limits
+
+    def _close_sessions(self) -> None:
+        sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            session.close()
+
+    def _forget_session(self, session: PythonSession) -> None:
+        if session in self._sessions:
+            self._sessions.remove(session)
+
+    # -- backend hooks -----------------------------------------------------------------------------------
+    @abstractmethod
+    def _run(self, argv: list[str], files: dict[str, bytes], stdin: bytes, limits: Limits) -> ExecResult:
+        """Run ``argv`` in the work directory (files already validated)."""
+
+    @abstractmethod
+    def _write_files(self, files: dict[str, bytes]) -> None:
+        """Write validated files into the work directory."""
+
+    @abstractmethod
+    def _read_file(self, path: str, max_bytes: int) -> bytes | None:
+        """Read a work-directory file."""
+
+    @abstractmethod
+    def _reset_workdir(self) -> None:
+        """Replace the work directory by an empty one."""
+
+    @abstractmethod
+    def _start_session_process(self, argv: list[str], limits: Limits) -> SessionProcess:
+        """Start a long-lived process for a session (stdin/stdout/stderr connected to the host)."""
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Release backend resources (called once)."""
+
+
+class SessionProcess(ABC):
+    """A long-lived sandboxed process with byte streams, used by :class:`~arl_envs.sandbox.session.PythonSession`."""
+
+    @abstractmethod
+    def send(self, data: bytes) -> None:
+        """Write ``data`` to the process's stdin (raises OSError if it is gone)."""
+
+    @abstractmethod
+    def recv(self, timeout_s: float) -> tuple[int, bytes] | None:
+        """Wait up to ``timeout_s`` for output: ``(1 | 2, chunk)``; ``(0, b"")`` on EOF; None on timeout."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Kill the process tree and release its resources (idempotent)."""
+
+    @abstractmethod
+    def exit_status(self) -> tuple[int | None, int | None, bool]:
+        """After EOF or kill: ``(exit_code, signal, oom_killed)``."""
+
+    @abstractmethod
+    def cpu_time_s(self) -> float | None:
+        """CPU seconds used so far by the process tree (None if unknown)."""
+
+
+def quote_argv(argv: Sequence[str]) -> str:
+    """Render an argv as a shell-quoted string (for logs and error messages)."""
+    return " ".join(shlex.quote(a) for a in argv)
