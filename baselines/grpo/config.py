@@ -1,0 +1,198 @@
+"""Configuration of the GRPO baseline: one dataclass, every knob named, every default explained.
+
+Defaults follow TRL's ``GRPOConfig`` where the knob exists there (``loss_type="dapo"``, ``epsilon=0.2``,
+``epsilon_high=0.28`` as in DAPO, ``beta=0.0``, ``scale_rewards="group"``, ``importance_sampling_level="token"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
+SCALE_REWARDS = ("group", "batch", "none")
+IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
+
+#: Seeds at or above this value are held out for evaluation; training seeds are drawn below it.
+EVAL_SEED_OFFSET = 1_000_000_000
+#: Training task seeds are drawn uniformly from [0, TRAIN_SEED_RANGE).
+TRAIN_SEED_RANGE = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class TinySize:
+    """A small Llama-style architecture built from a ``transformers.LlamaConfig`` (no download).
+
+    Attributes:
+        hidden_size: Model width.
+        num_layers: Decoder layers.
+        num_heads: Attention heads (``num_key_value_heads`` equals it: plain multi-head attention).
+        intermediate_size: SwiGLU MLP width.
+    """
+
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    intermediate_size: int
+
+
+#: ``--model tiny[-S|-M|-L]``. Parameter counts with the 262-token byte vocabulary (tied embeddings):
+#: tiny ~0.15M, tiny-S ~1.1M, tiny-M ~6.4M, tiny-L ~10.7M (the size of the issue's H200 decode measurement).
+TINY_SIZES: dict[str, TinySize] = {
+    "tiny": TinySize(hidden_size=64, num_layers=2, num_heads=4, intermediate_size=256),
+    "tiny-S": TinySize(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=512),
+    "tiny-M": TinySize(hidden_size=256, num_layers=6, num_heads=8, intermediate_size=1024),
+    "tiny-L": TinySize(hidden_size=384, num_layers=6, num_heads=8, intermediate_size=1024),
+}
+
+
+@dataclass
+class GRPOConfig:
+    """Every setting of a GRPO run (SFT warm start, rollouts, loss, evaluation, logging).
+
+    Rollouts:
+        num_groups: Tasks per step; each is played ``group_size`` times from the same seed.
+        group_size: Episodes per task (G in the GRPO paper).
+        max_new_tokens: Sampled tokens per turn; a turn that reaches it without a stop token is a truncated turn.
+        max_seq_len: Token budget of a whole episode (prompt + actions + observations); the decoder's static
+            KV cache is sized from it. An episode that would exceed it ends as context-truncated (masked out).
+        temperature: Sampling temperature of rollouts (the loss uses the same temperature on the logits, as TRL).
+        top_k: Keep only the top-k logits when sampling (0 disables). Non-zero top-k makes the sampling
+            distribution differ from the trained one; leave at 0 for on-policy GRPO.
+        use_instructions: Put the env's ``info["instructions"]`` before the task (as a system message when the
+            tokenizer has a chat template). None: True for checkpoints, False for the byte-level tiny models
+            (their instructions are a constant prefix they cannot read; dropping it saves compute).
+        env_kwargs: Constructor kwargs for ``gym.make(env_id, **env_kwargs)``.
+        mask_truncated: Zero the loss mask of episodes with a truncated turn or context (DAPO's overlong
+            filtering; TRL ``mask_truncated_completions``). Their rewards still enter the group statistics.
+
+    Loss (see :mod:`baselines.grpo.loss` for formulas and sources):
+        loss_type: ``grpo`` | ``bnpo`` | ``dr_grpo`` | ``dapo``.
+        scale_rewards: ``group`` | ``batch`` | ``none``.
+        epsilon_low / epsilon_high: Clip range ``[1 - epsilon_low, 1 + epsilon_high]`` of the ratio.
+        beta: Weight of the k3 KL estimate to a frozen reference model (0 keeps no reference model).
+        importance_sampling_level: ``token`` (GRPO) or ``sequence`` (GSPO).
+        drop_zero_spread: Remove groups whose rewards have zero spread from the loss batch (their advantages are
+            0 anyway; dropping them keeps them out of the token normaliser, as DAPO's dynamic sampling filter).
+        num_iterations: Optimisation passes over each rollout batch (mu in the GRPO paper; > 1 makes the
+            ratio differ from 1 and the clip matter).
+        micro_batch_size: Episodes per forward/backward (gradient accumulation over the rollout batch).
+
+    Optimiser: AdamW with ``lr``, ``weight_decay``, ``adam_betas``; gradient norm clipped at ``max_grad_norm``;
+        ``warmup_steps`` of linear warm-up, then constant.
+
+    SFT warm start:
+        sft_steps: Behaviour-cloning steps on expert trajectories before GRPO (0 skips SFT).
+        sft_batch_size: Expert episodes per SFT step.
+        sft_lr: SFT learning rate.
+        sft_episodes: Distinct expert episodes collected (seeds 0..n-1 of the training range).
+
+    Evaluation:
+        eval_every: GRPO steps between evaluations (0: only before and after training).
+        eval_tasks: Held-out tasks (seeds from ``EVAL_SEED_OFFSET``).
+        eval_samples: Sampled episodes per held-out task (pass@k for k <= eval_samples).
+        eval_temperature: Sampling temperature at evaluation.
+
+    System:
+        seed: Seeds torch and the task-seed stream.
+        device: ``auto`` (cuda when available), ``cpu`` or ``cuda``.
+        dtype: ``float32`` | ``bfloat16`` (parameters and compute; bfloat16 only on CUDA).
+        compile: Compile the decode step with CUDA graphs; None: on CUDA only.
+        num_threads: ``torch.set_num_threads`` (None leaves torch's default).
+        progress: Show a tqdm progress bar.
+        log_samples: Completions printed into ``samples.jsonl`` per step (0: none).
+    """
+
+    # rollouts
+    num_groups: int = 8
+    group_size: int = 8
+    max_new_tokens: int = 48
+    max_seq_len: int = 512
+    temperature: float = 1.0
+    top_k: int = 0
+    use_instructions: bool | None = None
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    mask_truncated: bool = True
+    # loss
+    loss_type: str = "dapo"
+    scale_rewards: str = "group"
+    epsilon_low: float = 0.2
+    epsilon_high: float = 0.28
+    beta: float = 0.0
+    importance_sampling_level: str = "token"
+    drop_zero_spread: bool = True
+    num_iterations: int = 1
+    micro_batch_size: int = 64
+    # optimiser
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    adam_betas: tuple[float, float] = (0.9, 0.99)
+    max_grad_norm: float = 1.0
+    warmup_steps: int = 0
+    # SFT
+    sft_steps: int = 0
+    sft_batch_size: int = 32
+    sft_lr: float = 3e-3
+    sft_episodes: int = 2048
+    # evaluation
+    eval_every: int = 0
+    eval_tasks: int = 64
+    eval_samples: int = 4
+    eval_temperature: float = 1.0
+    # system
+    seed: int = 0
+    device: str = "auto"
+    dtype: str = "float32"
+    compile: bool | None = None
+    num_threads: int | None = None
+    progress: bool = True
+    log_samples: int = 2
+
+    def __post_init__(self) -> None:
+        if self.loss_type not in LOSS_TYPES:
+            raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
+        if self.scale_rewards not in SCALE_REWARDS:
+            raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {self.scale_rewards!r}")
+        if self.importance_sampling_level not in IMPORTANCE_SAMPLING_LEVELS:
+            raise ValueError(
+                f"importance_sampling_level must be one of {IMPORTANCE_SAMPLING_LEVELS}, "
+                f"got {self.importance_sampling_level!r}"
+            )
+        if self.group_size < 2:
+            raise ValueError(f"group_size must be >= 2 (advantages compare episodes of a group), got {self.group_size}")
+        for name in ("num_groups", "max_new_tokens", "max_seq_len", "num_iterations", "micro_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0 <= self.epsilon_low < 1 or self.epsilon_high < 0:
+            raise ValueError(f"need 0 <= epsilon_low < 1 and epsilon_high >= 0, got {self.epsilon_low}, {self.epsilon_high}")
+        if self.temperature < 0 or self.eval_temperature < 0:
+            raise ValueError("temperatures must be >= 0 (0 means greedy)")
+        if self.dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
+
+    @property
+    def batch_episodes(self) -> int:
+        """Episodes per GRPO step (``num_groups * group_size``)."""
+        return self.num_groups * self.group_size
+
+    def replace(self, **changes: Any) -> GRPOConfig:
+        """A copy with ``changes`` applied (validated)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> GRPOConfig:
+        """Build from keyword arguments, with a clear error for unknown names.
+
+        Raises:
+            TypeError: A name that is not a field of :class:`GRPOConfig`.
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(kwargs) - names)
+        if unknown:
+            raise TypeError(f"unknown GRPO setting(s) {unknown}; known: {sorted(names)}")
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly dict of every setting."""
+        return dataclasses.asdict(self)

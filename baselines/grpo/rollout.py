@@ -1,0 +1,382 @@
+"""Group rollouts against any arl-envs id, expert trajectories for SFT, and held-out evaluation.
+
+An episode is ONE token sequence: the prompt, then for each turn the policy's sampled ids (stop token included)
+followed by the ids of the env's next observation. ``mask`` is 1 exactly on the sampled ids and 0 on prompt and
+observation ids, and the ids stored are the ids sampled (never re-tokenised text), so the trainer computes
+log-probabilities of exactly what the sampler produced (architecture, section 2, "Observations as chat messages").
+
+Episodes that cannot be trained on are kept (their rewards are real) but flagged and counted:
+
+* ``truncated_turn``: a turn reached ``max_new_tokens`` without a stop token (the cut text is still sent to the
+  env, which scores it, and the episode goes on);
+* ``context_truncated``: the episode ran out of the ``max_seq_len`` token budget (it ends there);
+* ``env_error``: the env reported an infrastructure failure (``info["env_error"]``); the reward is meaningless,
+  so the episode is also left out of its group's advantage statistics.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+import arl_envs  # noqa: F401  (registers the env ids)
+from baselines.grpo.decode import FastDecoder
+from baselines.grpo.policy import Policy
+
+#: Extra cache slots kept free after a prompt so that at least one token can be sampled.
+MIN_FREE_SLOTS = 1
+
+
+@dataclass
+class Episode:
+    """One episode as the trainer sees it.
+
+    Attributes:
+        group: Index of its group in the batch (episodes of a group share ``seed``).
+        seed: Env reset seed (the task).
+        task_id: ``info["task_id"]``.
+        ids: The whole token sequence (prompt, actions, observations).
+        mask: 1 on the policy's sampled ids (stop tokens included), 0 elsewhere; same length as ``ids``.
+        sample_logprobs: Log-probs of ``ids`` under the sampler (0 where ``mask`` is 0).
+        reward: Episode return (sum of step rewards).
+        success: ``info["success"]`` of the last step.
+        turns: Actions taken.
+        invalid_actions: Steps whose ``info["action_error"]`` was set.
+        truncated_turn: Some turn hit the token limit.
+        context_truncated: The episode ran out of token budget.
+        env_truncated: The env truncated it (turn budget), or it ended on an env error.
+        env_error: ``info["env_error"]`` when the env failed, else None.
+        prompt_len: Tokens of the first prompt.
+        actions: Decoded actions (what the env received).
+        observations: Observations after each action.
+    """
+
+    group: int
+    seed: int
+    task_id: str = ""
+    ids: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    sample_logprobs: list[float] = field(default_factory=list)
+    reward: float = 0.0
+    success: bool = False
+    turns: int = 0
+    invalid_actions: int = 0
+    truncated_turn: bool = False
+    context_truncated: bool = False
+    env_truncated: bool = False
+    env_error: str | None = None
+    prompt_len: int = 0
+    actions: list[str] = field(default_factory=list)
+    observations: list[str] = field(default_factory=list)
+
+    @property
+    def sampled_tokens(self) -> int:
+        """Tokens the policy sampled (sum of ``mask``)."""
+        return sum(self.mask)
+
+    @property
+    def env_tokens(self) -> int:
+        """Observation tokens after the prompt."""
+        return len(self.ids) - self.prompt_len - self.sampled_tokens
+
+    def trainable(self, mask_truncated: bool = True) -> bool:
+        """Whether the episode's tokens may enter the loss (no env error; no truncation when masking those)."""
+        if self.env_error is not None or self.sampled_tokens == 0:
+            return False
+        return not (mask_truncated and (self.truncated_turn or self.context_truncated))
+
+
+class RolloutEngine:
+    """Plays batches of episodes of one env id with one policy through a :class:`FastDecoder`.
+
+    Args:
+        policy: The policy.
+        env_id: Gymnasium id (``arl/...``).
+        env_kwargs: Constructor kwargs of the env.
+        batch_size: Episodes per decoder batch (fixed: the decoder's cache and CUDA graph are per batch size);
+            smaller requests are padded with inactive rows, larger ones run in chunks.
+        max_new_tokens: Token limit per turn.
+        max_seq_len: Token budget per episode.
+        use_instructions: Put ``info["instructions"]`` in the prompt.
+        compile: Passed to :class:`FastDecoder`.
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        env_id: str,
+        *,
+        env_kwargs: dict[str, Any] | None = None,
+        batch_size: int,
+        max_new_tokens: int,
+        max_seq_len: int,
+        use_instructions: bool,
+        compile: bool | None = None,
+    ) -> None:
+        self.policy = policy
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs or {})
+        self.batch_size = int(batch_size)
+        self.max_new_tokens = int(max_new_tokens)
+        self.max_seq_len = int(max_seq_len)
+        self.use_instructions = bool(use_instructions)
+        self.compile = compile
+        self.envs: list[Any] = []
+        self._decoder: FastDecoder | None = None
+        probe = self._env(0)
+        self.max_turns = int(getattr(probe.unwrapped, "max_turns", 1))
+        self.json_format = getattr(probe.unwrapped, "action_format", "native") == "json"
+        self.end_of_turn_id = end_of_turn_id(policy)
+
+    @property
+    def max_completion_tokens(self) -> int:
+        """Most tokens an episode can sample (``max_new_tokens * max_turns``; Dr. GRPO's constant normaliser)."""
+        return self.max_new_tokens * self.max_turns
+
+    @property
+    def decoder(self) -> FastDecoder:
+        """The decoder (built on first use)."""
+        if self._decoder is None:
+            p = self.policy
+            self._decoder = FastDecoder(
+                p.model,
+                batch_size=self.batch_size,
+                max_len=self.max_seq_len,
+                pad_id=p.pad_id,
+                stop_ids=p.stop_ids,
+                compile=self.compile,
+            )
+        return self._decoder
+
+    def _env(self, i: int) -> Any:
+        while len(self.envs) <= i:
+            self.envs.append(gym.make(self.env_id, **self.env_kwargs))
+        return self.envs[i]
+
+    def close(self) -> None:
+        """Close every env."""
+        for env in self.envs:
+            env.close()
+        self.envs.clear()
+
+    def prompt(self, env: Any, seed: int) -> tuple[list[int], str, Any]:
+        """Reset ``env`` with ``seed``; return ``(prompt ids, first observation, info)``."""
+        obs, info = env.reset(seed=int(seed))
+        instructions = info.get("instructions") if self.use_instructions else None
+        tools = info.get("tools") if self.json_format else None
+        return self.policy.chat.prompt_ids(obs, instructions, tools), obs, info
+
+    @torch.no_grad()
+    def run(
+        self,
+        seeds: list[int],
+        group_size: int,
+        *,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        generator: torch.Generator | None = None,
+    ) -> list[Episode]:
+        """Play ``group_size`` episodes of each seed's task.
+
+        Args:
+            seeds: One reset seed per group.
+            group_size: Episodes per seed (contiguous in the result).
+            temperature: Sampling temperature (0: greedy).
+            top_k: Top-k sampling (0: off).
+            generator: RNG for sampling.
+
+        Returns:
+            ``len(seeds) * group_size`` episodes, group by group.
+
+        Raises:
+            ValueError: A prompt longer than ``max_seq_len``.
+        """
+        wanted = [(g, s) for g, s in enumerate(seeds) for _ in range(group_size)]
+        episodes: list[Episode] = []
+        for start in range(0, len(wanted), self.batch_size):
+            episodes += self._run_batch(wanted[start : start + self.batch_size], temperature, top_k, generator)
+        return episodes
+
+    def _run_batch(
+        self, wanted: list[tuple[int, int]], temperature: float, top_k: int, generator: torch.Generator | None
+    ) -> list[Episode]:
+        p, dec = self.policy, self.decoder
+        n = len(wanted)
+        eps = [Episode(group=g, seed=s) for g, s in wanted]
+        prompts: list[list[int]] = []
+        for i, ep in enumerate(eps):
+            ids, _, info = self.prompt(self._env(i), ep.seed)
+            if len(ids) + MIN_FREE_SLOTS > self.max_seq_len:
+                raise ValueError(
+                    f"prompt of {len(ids)} tokens does not fit max_seq_len={self.max_seq_len}; raise max_seq_len"
+                )
+            ep.task_id, ep.ids, ep.prompt_len = str(info.get("task_id", "")), list(ids), len(ids)
+            ep.mask, ep.sample_logprobs = [0] * len(ids), [0.0] * len(ids)
+            prompts.append(ids)
+        prompts += [[p.pad_id]] * (self.batch_size - n)
+        active = [True] * n + [False] * (self.batch_size - n)
+        dec.start(prompts)
+        while any(active):
+            if dec.free_slots < MIN_FREE_SLOTS:
+                for i in range(n):
+                    if active[i]:
+                        eps[i].context_truncated, active[i] = True, False
+                break
+            outs = dec.generate(active, self.max_new_tokens, temperature=temperature, top_k=top_k, generator=generator)
+            chunks: list[list[int]] = [[] for _ in range(self.batch_size)]
+            for i in range(n):
+                out = outs[i]
+                if out is None:
+                    continue
+                ep = eps[i]
+                ep.ids += out.ids
+                ep.mask += [1] * len(out.ids)
+                ep.sample_logprobs += out.logprobs
+                ep.truncated_turn |= not out.stopped
+                text = p.decode(out.ids)
+                obs, reward, terminated, truncated, info = self._env(i).step(text)
+                ep.actions.append(text)
+                ep.observations.append(obs)
+                ep.turns += 1
+                ep.reward += float(reward)
+                ep.invalid_actions += info.get("action_error") is not None
+                if info.get("env_error") is not None:
+                    ep.env_error = str(info["env_error"])
+                if terminated or truncated:
+                    ep.success = bool(info.get("success", False))
+                    ep.env_truncated = bool(truncated)
+                    active[i] = False
+                    continue
+                obs_ids = p.chat.observation_ids(obs, ended_with=out.ids[-1] if out.stopped else None)
+                chunks[i] = obs_ids
+            # rows whose observation would not leave room for one more token end here (context budget)
+            for i in range(n):
+                if active[i] and len(chunks[i]) + MIN_FREE_SLOTS > dec.free_slots:
+                    eps[i].context_truncated, active[i], chunks[i] = True, False, []
+            for i in range(n):
+                if active[i]:
+                    eps[i].ids += chunks[i]
+                    eps[i].mask += [0] * len(chunks[i])
+                    eps[i].sample_logprobs += [0.0] * len(chunks[i])
+            dec.append(chunks)
+        return eps
+
+
+def end_of_turn_id(policy: Policy) -> int:
+    """The stop id the chat template writes after an assistant message (the id expert actions end with)."""
+    tok = policy.tokenizer
+    if policy.chat.use_chat_template:
+        mark = "\u2063ARL-END-MARK\u2063"
+        text = str(
+            tok.apply_chat_template(
+                [{"role": "user", "content": "q"}, {"role": "assistant", "content": mark}], tokenize=False
+            )
+        )
+        rest = text[text.find(mark) + len(mark) :] if mark in text else ""
+        for sid in policy.stop_ids:
+            s = tok.convert_ids_to_tokens(int(sid))
+            if isinstance(s, str) and s and rest.startswith(s):
+                return int(sid)
+    return int(tok.eos_token_id if tok.eos_token_id is not None else policy.stop_ids[0])
+
+
+def expert_episodes(engine: RolloutEngine, seeds: list[int]) -> list[Episode]:
+    """Expert trajectories (``env.unwrapped.expert_action()``) as token sequences, masked like rollouts.
+
+    The expert's text is tokenised (it was never sampled) and ends with the template's end-of-turn id; the mask
+    is 1 on those action ids and 0 on prompt/observation ids, as in :meth:`RolloutEngine.run`. Episodes that do
+    not fit ``max_seq_len`` are cut there (``context_truncated``) and dropped by the SFT loss.
+
+    Args:
+        engine: Gives the policy's formatting and an env.
+        seeds: Reset seeds (one episode each).
+    """
+    p = engine.policy
+    env = engine._env(0)
+    out: list[Episode] = []
+    for g, seed in enumerate(seeds):
+        ids, _, info = engine.prompt(env, seed)
+        ep = Episode(group=g, seed=int(seed), task_id=str(info.get("task_id", "")))
+        ep.ids, ep.mask, ep.prompt_len = list(ids), [0] * len(ids), len(ids)
+        for _ in range(engine.max_turns):
+            action = env.unwrapped.expert_action()
+            act_ids = list(p.tokenizer.encode(action, add_special_tokens=False)) + [engine.end_of_turn_id]
+            if len(ep.ids) + len(act_ids) > engine.max_seq_len:
+                ep.context_truncated = True
+                break
+            ep.ids += act_ids
+            ep.mask += [1] * len(act_ids)
+            obs, reward, terminated, truncated, info = env.step(action)
+            ep.actions.append(action)
+            ep.turns += 1
+            ep.reward += float(reward)
+            if info.get("env_error") is not None:
+                ep.env_error = str(info["env_error"])
+            if terminated or truncated:
+                ep.success = bool(info.get("success", False))
+                break
+            obs_ids = p.chat.observation_ids(obs, ended_with=engine.end_of_turn_id)
+            if len(ep.ids) + len(obs_ids) + MIN_FREE_SLOTS > engine.max_seq_len:
+                ep.context_truncated = True
+                break
+            ep.ids += obs_ids
+            ep.mask += [0] * len(obs_ids)
+        ep.sample_logprobs = [0.0] * len(ep.ids)
+        out.append(ep)
+    return out
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``n`` samples with ``c`` successes: ``1 - C(n-c, k) / C(n, k)``.
+
+    Source: Chen et al. 2021, "Evaluating Large Language Models Trained on Code" (Codex), eq. 1.
+
+    Raises:
+        ValueError: ``k > n`` or ``k < 1``.
+    """
+    if not 1 <= k <= n:
+        raise ValueError(f"need 1 <= k <= n, got k={k}, n={n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def evaluate(
+    engine: RolloutEngine,
+    seeds: list[int],
+    *,
+    samples: int,
+    temperature: float,
+    generator: torch.Generator | None = None,
+) -> dict[str, float]:
+    """Held-out evaluation: ``samples`` sampled episodes per task seed.
+
+    Returns:
+        ``success`` (mean over all episodes = pass@1), ``mean_return``, ``pass@k`` for k in 1, 2, 4, ... up to
+        ``samples`` (unbiased estimator, averaged over tasks), ``truncated_turn_frac``, ``env_errors``,
+        ``tasks``, ``episodes``.
+    """
+    eps = engine.run(seeds, samples, temperature=temperature, generator=generator)
+    ok = [e for e in eps if e.env_error is None]
+    res: dict[str, float] = {
+        "success": sum(e.success for e in ok) / max(len(ok), 1),
+        "mean_return": sum(e.reward for e in ok) / max(len(ok), 1),
+        "truncated_turn_frac": sum(e.truncated_turn for e in eps) / max(len(eps), 1),
+        "env_errors": float(len(eps) - len(ok)),
+        "tasks": float(len(seeds)),
+        "episodes": float(len(eps)),
+    }
+    k = 1
+    while k <= samples:
+        vals = []
+        for g in range(len(seeds)):
+            grp = [e for e in eps[g * samples : (g + 1) * samples] if e.env_error is None]
+            if len(grp) >= k:
+                vals.append(pass_at_k(len(grp), sum(e.success for e in grp), k))
+        res[f"pass@{k}"] = sum(vals) / max(len(vals), 1)
+        k *= 2
+    return res
