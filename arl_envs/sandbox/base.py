@@ -304,10 +304,13 @@ def normalize_command(command: str | Sequence[str] | None, code: str | None, pyt
     if isinstance(command, str):
         if not command.strip():
             raise ValueError("command is empty")
-        return ["/bin/sh", "-c", command]
-    argv = list(command)  # type: ignore[arg-type]
-    if not argv or not all(isinstance(a, str) for a in argv):
-        raise ValueError(f"command argv must be a non-empty list of str, got {command!r}")
+        argv = ["/bin/sh", "-c", command]
+    else:
+        argv = list(command)  # type: ignore[arg-type]
+        if not argv or not all(isinstance(a, str) for a in argv):
+            raise ValueError(f"command argv must be a non-empty list of str, got {command!r}")
+    if any("\0" in a for a in argv):
+        raise ValueError("command contains a NUL byte (pass such data via `files=` or `stdin=`)")
     return argv
 
 
@@ -408,7 +411,9 @@ class Sandbox(ABC):
         limits = self._check_limits(limits)
         file_map = normalize_files(files)
         stdin_bytes = normalize_stdin(stdin)
-        if code is not None and command is None and isinstance(code, str) and len(code) > MAX_INLINE_CODE_CHARS:
+        if code is not None and command is None and isinstance(code, str) and (
+            len(code) > MAX_INLINE_CODE_CHARS or "\0" in code
+        ):  # argv limits / NUL bytes: run it from a file instead
             file_map[".arl_main.py"] = code.encode()
             argv = [self.python, ".arl_main.py"]
         else:

@@ -214,6 +214,7 @@ class _BwrapProcess(SessionProcess):
                 pass_fds=(status_w,),
                 start_new_session=True,
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                cwd="/",  # else the launcher shell exports the host cwd as PWD (visible in /proc/1/environ)
             )
         except BaseException:
             os.close(status_r)

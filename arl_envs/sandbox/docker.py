@@ -75,6 +75,9 @@ MAX_OPEN_FILES = 1024
 ULIMIT_BLOCK_BYTES = 512
 #: Exit code of the wrapper when extracting the files failed.
 WRAPPER_FAILED_EXIT = 125
+#: Exit code docker reports when it could not start an exec'd process, and the message it streams then.
+EXEC_START_FAILED_EXIT = 126
+EXEC_FAILURE_PREFIX = "OCI runtime exec failed"
 #: How often a silent run checks whether its main process already exited (children may hold stdout).
 LINGER_POLL_S = 0.25
 #: Docker stream multiplexing header: stream id (1 = stdout, 2 = stderr), 3 zero bytes, payload size.
@@ -213,7 +216,6 @@ class _Container:
     memory_mb: int
     max_processes: int
     cgroup_dirs: dict[str, Path] = field(default_factory=dict)
-    keeper_pids: set[int] = field(default_factory=set)
     oom_seen: int = 0
     dead: bool = False
 
@@ -239,6 +241,17 @@ def _container_cgroups(pid: int) -> dict[str, Path]:
                 if (d / "cgroup.procs").exists():
                     dirs[ctrl] = d
     return dirs
+
+
+def _uid_of(pid: int) -> int | None:
+    """Real uid of a host process (None if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _read_keyed(path: Path, key: str) -> int | None:
@@ -324,7 +337,6 @@ class ContainerPool:
                 api.remove_container(cid, force=True)
             raise
         container = _Container(cid, self.memory_mb, self.max_processes, _container_cgroups(pid))
-        container.keeper_pids = self._host_pids(container)
         container.oom_seen = self.oom_count(container) or 0
         return container
 
@@ -438,7 +450,9 @@ class ContainerPool:
         return None
 
     def kill_user_processes(self, container: _Container, keep: set[int], client: Any | None = None) -> bool:
-        """SIGKILL every process in the container except PID 1, its ``sleep`` and the host pids in ``keep``.
+        """SIGKILL every process of the sandbox user in the container except the host pids in ``keep``.
+
+        PID 1 (docker-init) and its ``sleep`` run as ``nobody`` and are never touched.
 
         Uses the container's cgroup on a local daemon, else a ``docker exec`` of :data:`KILL_SCRIPT`. If
         neither works (e.g. a fork bomb holds every pid) the container is killed and marked dead.
@@ -446,11 +460,10 @@ class ContainerPool:
         Returns:
             True if the container is still usable.
         """
-        keep_all = container.keeper_pids | keep
         if container.cgroup_dirs:
             deadline = time.monotonic() + 5.0
             while time.monotonic() < deadline:
-                victims = self._host_pids(container) - keep_all
+                victims = {p for p in self._host_pids(container) - keep if _uid_of(p) == SANDBOX_UID}
                 if not victims:
                     return True
                 for pid in victims:
@@ -794,6 +807,11 @@ class DockerSandbox(Sandbox):
         )
         if proc.container_lost:
             result.stderr += "\n[sandbox: the container had to be replaced; /work was reset]"
+        if code == EXEC_START_FAILED_EXIT and result.stdout.startswith(EXEC_FAILURE_PREFIX):
+            # The daemon could not start the process (the message arrives on the stream): infrastructure.
+            result.sandbox_error = result.stdout.strip()[:500]
+            if self._container is not None and self.warm_pool:
+                self._pool.remove(self._container)  # type: ignore[union-attr]
         return result, b"".join(out.chunks)
 
     def _start_session_process(self, argv: list[str], limits: Limits) -> SessionProcess:

@@ -1,0 +1,305 @@
+"""The security battery (issue 3): hostile programs against every backend variant, for real.
+
+Each case must be contained and come back within its limit (plus a small allowance for killing and reaping
+the tree). Outcomes and times are collected; ``ARL_SECURITY_TABLE=path pytest ...`` writes them as the markdown
+table of the README's security section.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from arl_envs.sandbox import ExecResult, Limits
+from arl_envs_tests.sandbox.conftest import BATTERY_KEY
+
+#: Limits of every battery case (small, so the battery is quick).
+BATTERY_LIMITS = Limits(
+    wall_time_s=3.0, cpu_time_s=5.0, memory_mb=256, max_processes=32, max_output_bytes=64 * 1024, max_file_mb=16
+)
+#: Allowance over ``wall_time_s`` for killing and reaping a tree and Docker round trips, seconds.
+KILL_ALLOWANCE_S = 3.0
+#: How much the test process's peak RSS may grow while a sandbox prints 100 MB, bytes.
+HOST_RSS_GROWTH_LIMIT = 48 * 1024 * 1024
+#: Host uid sandboxed code runs as, per variant (for the canary process that shares it).
+SANDBOX_HOST_UID = {"bwrap": 65534, "bwrap-rlimits": 65534, "docker": 1000}
+
+pytestmark = pytest.mark.slow
+
+
+def _proc_cmdlines() -> dict[int, str]:
+    out: dict[int, str] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            out[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+def survivors(marker: str, grace_s: float = 1.0) -> list[str]:
+    """Host processes whose command line contains ``marker`` (after ``grace_s`` for exits in flight)."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        found = [c for pid, c in _proc_cmdlines().items() if marker in c and pid != os.getpid()]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def check_host_can_fork() -> None:
+    """The host still starts processes normally."""
+    assert subprocess.run(["true"], check=False).returncode == 0
+
+
+def record(request: pytest.FixtureRequest, case: str, variant: str, result: ExecResult, outcome: str) -> None:
+    request.config.stash.setdefault(BATTERY_KEY, []).append((case, variant, outcome, result.duration_s))
+
+
+def within_limit(result: ExecResult, limits: Limits = BATTERY_LIMITS) -> None:
+    assert result.sandbox_error is None, result.sandbox_error
+    assert result.duration_s <= limits.wall_time_s + KILL_ALLOWANCE_S, result
+
+
+def test_fork_bomb(sandbox_factory, variant, request) -> None:
+    marker = f"forkbomb-{uuid.uuid4().hex}"
+    code = f"# {marker}\nimport os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=code)
+        within_limit(result)
+        assert result.timed_out or result.exit_code != 0
+        assert survivors(marker) == []
+        check_host_can_fork()
+        assert sb.run("echo alive").stdout == "alive\n"  # the sandbox is usable again
+    record(request, "fork bomb (`os.fork()` forever, errors ignored)", variant, result, "contained, killed at wall limit; no survivor")
+
+
+def test_plain_fork_bomb(sandbox_factory, variant, request) -> None:
+    marker = f"plainbomb-{uuid.uuid4().hex}"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=f"# {marker}\nimport os\nwhile True: os.fork()\n")
+        within_limit(result)
+        assert survivors(marker) == []
+        check_host_can_fork()
+    outcome = "timed out, killed" if result.timed_out else f"fork failed at the pids limit ({result.describe()})"
+    record(request, "fork bomb (`while True: os.fork()`)", variant, result, outcome + "; no survivor")
+
+
+def test_forked_sleeper_does_not_survive(sandbox_factory, variant, request) -> None:
+    marker = f"600.{uuid.uuid4().int % 10**9}"
+    code = (
+        "import os\n"
+        f"if os.fork() == 0:\n    os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+        "while True:\n    pass\n"
+    )
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=code)
+        within_limit(result)
+        assert result.timed_out
+        assert survivors(marker) == []
+        # also when the parent exits normally right away
+        result2 = sb.run(code=code.replace("while True:\n    pass\n", "print('bye')\n"))
+        assert result2.stdout == "bye\n"
+        assert survivors(marker) == []
+    record(request, "child sleeps 600 s, parent loops forever", variant, result, "timed out; child killed too (also after a normal exit)")
+
+
+def test_memory_bomb(sandbox_factory, variant, request) -> None:
+    code = "b = bytearray(8 * 1024**3)\nb[::4096] = b'1' * len(b[::4096])\nprint('allocated')\n"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=code)
+        within_limit(result)
+        assert "allocated" not in result.stdout
+        assert result.oom_killed or "MemoryError" in result.stderr, result
+    outcome = "OOM-killed by the memory cgroup" if result.oom_killed else "MemoryError (RLIMIT_AS)"
+    record(request, "allocate 8 GB", variant, result, outcome)
+
+
+def test_infinite_loop(sandbox_factory, variant, request) -> None:
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code="while True:\n    pass\n")
+        within_limit(result)
+        assert result.timed_out
+    record(request, "infinite loop", variant, result, "timed out, killed")
+
+
+def test_sleep_ignoring_sigterm(sandbox_factory, variant, request) -> None:
+    code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(10**6)\n"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=code)
+        within_limit(result)
+        assert result.timed_out
+    record(request, "`time.sleep(10**6)` ignoring SIGTERM", variant, result, "timed out, SIGKILLed")
+
+
+def test_huge_output_is_capped(sandbox_factory, variant, request) -> None:
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        result = sb.run(code='print("x" * 10**8)')
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        within_limit(result)
+        assert result.output_truncated
+        assert len(result.stdout.encode()) == BATTERY_LIMITS.max_output_bytes
+        assert set(result.stdout) == {"x"}
+        assert after - before < HOST_RSS_GROWTH_LIMIT
+    record(request, '`print("x"*10**8)`', variant, result, f"stdout capped at {BATTERY_LIMITS.max_output_bytes} B, output_truncated; host RSS +{(after - before) >> 20} MiB")
+
+
+def test_huge_file(sandbox_factory, variant, request) -> None:
+    code = (
+        "import os\n"
+        "chunk = b'0' * (1 << 20)\n"
+        "with open('big.bin', 'wb') as f:\n"
+        "    for _ in range(10 * 1024):\n"
+        "        f.write(chunk)\n"
+    )
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=code)
+        within_limit(result)
+        assert result.exit_code != 0
+        assert "File too large" in result.stderr or result.signal == 25, result  # EFBIG / SIGXFSZ
+        size = sb.run("stat -c %s big.bin").stdout.strip()
+        assert int(size) <= BATTERY_LIMITS.max_file_mb * 1024 * 1024
+    record(request, "write a 10 GB file", variant, result, f"stopped at {int(size) >> 20} MiB (RLIMIT_FSIZE)")
+
+
+def test_host_secrets_not_visible(sandbox_factory, variant, request, project_root) -> None:
+    probe = (
+        "import os\n"
+        f"paths = ['/etc/shadow', '/root', '/home', {str(project_root)!r}, '/work/main',"
+        " '/var/run/docker.sock']\n"
+        "seen = []\n"
+        "for p in paths:\n"
+        "    try:\n"
+        "        if os.path.isdir(p):\n"
+        "            if os.listdir(p): seen.append(p)\n"
+        "        else:\n"
+        "            open(p, 'rb').read(1); seen.append(p)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('SEEN', seen)\n"
+    )
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=probe)
+        within_limit(result)
+        assert result.stdout.strip() == "SEEN []", result
+    record(request, "read /etc/shadow, /root, /home, the checkout, docker.sock", variant, result, "not visible / empty")
+
+
+@pytest.fixture
+def loopback_server():
+    """A real TCP server on the host's 127.0.0.1 (a sandbox that could reach it would connect)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    accepted: list[bool] = []
+
+    def serve() -> None:
+        srv.settimeout(10)
+        try:
+            conn, _ = srv.accept()
+            accepted.append(True)
+            conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    # sanity: the host itself can connect
+    yield srv.getsockname()[1], accepted
+    srv.close()
+
+
+def test_no_network(sandbox_factory, variant, request, loopback_server) -> None:
+    port, accepted = loopback_server
+    probe = (
+        "import socket\n"
+        "res = []\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=1); res.append('tcp-ok')\n"
+        "except OSError as e:\n"
+        "    res.append('tcp-fail')\n"
+        "try:\n"
+        "    socket.getaddrinfo('deb.debian.org', 80); res.append('dns-ok')\n"
+        "except OSError:\n"
+        "    res.append('dns-fail')\n"
+        "print(res)\n"
+    )
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=probe)
+        within_limit(result)
+        assert result.stdout.strip() == "['tcp-fail', 'dns-fail']", result
+    assert accepted == []
+    record(request, "TCP to a host 127.0.0.1 server; DNS lookup", variant, result, "both fail (no network)")
+
+
+@pytest.fixture
+def canary(variant):
+    """A host process running as the same uid as sandboxed code (a `kill -9 -1` inside must not reach it)."""
+    uid = SANDBOX_HOST_UID[variant]
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to start a canary under the sandbox uid")
+    proc = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "120"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_kill_parent_and_everything(sandbox_factory, variant, request, canary) -> None:
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        r1 = sb.run(code="import os\nos.kill(os.getppid(), 9)\nprint('still here')\n")
+        within_limit(r1)
+        r2 = sb.run("kill -9 -1; echo done")
+        within_limit(r2)
+        assert canary.poll() is None, "a host process with the sandbox's uid was killed"
+        assert sb.run("echo alive").stdout == "alive\n"
+    check_host_can_fork()
+    record(request, "`os.kill(os.getppid(), 9)` and `kill -9 -1`", variant, r2, "host and same-uid host process unaffected")
+
+
+def test_leftover_files_not_visible_next_episode(sandbox_factory, variant, request) -> None:
+    write = "echo secret > /work/leak.txt; echo secret > /tmp/leak.txt; (echo x > /dev/shm/leak.txt) 2>/dev/null; true"
+    look = "ls -A /work /tmp; ls -A /dev/shm 2>/dev/null; true"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        assert sb.run(write).exit_code == 0
+        assert "leak.txt" in sb.run("ls /work").stdout  # persists within the episode
+        sb.reset()
+        result = sb.run(look)
+        within_limit(result)
+        assert "leak" not in result.stdout, result.stdout
+    # a new sandbox (Docker: a recycled pooled container) sees nothing either
+    with sandbox_factory(BATTERY_LIMITS) as sb2:
+        assert "leak" not in sb2.run(look).stdout
+    record(request, "files left by the previous episode", variant, result, "not visible after reset / in a new sandbox")
+
+
+def test_host_environment_not_leaked(sandbox_factory, variant, request, monkeypatch, project_root) -> None:
+    monkeypatch.setenv("ARL_TEST_SECRET_TOKEN", "hunter2")
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        probe = (
+            "import os\nprint(sorted(os.environ.items()))\n"
+            "for pid in os.listdir('/proc'):\n"
+            "    if pid.isdigit():\n"
+            "        try:\n"
+            "            print(open(f'/proc/{pid}/environ', 'rb').read())\n"
+            "        except OSError:\n"
+            "            pass\n"
+        )
+        result = sb.run(code=probe)
+        within_limit(result)
+        assert "hunter2" not in result.stdout
+        assert "ARL_TEST_SECRET_TOKEN" not in result.stdout
+        assert "/root" not in result.stdout
+        assert str(project_root) not in result.stdout  # no PWD of the host either
+    record(request, "host environment variables", variant, result, "not leaked (clean env)")
