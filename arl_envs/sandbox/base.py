@@ -425,6 +425,8 @@ class Sandbox(ABC):
 
         Raises:
             ValueError: malformed ``files``.
+            OSError: a file could not be written (e.g. the sandbox put a symlink or a file where a parent
+                directory should be; links are never followed).
             SandboxClosed: the sandbox was closed.
         """
         self._check_open()

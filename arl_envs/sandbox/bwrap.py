@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -38,6 +39,7 @@ import secrets
 import selectors
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -84,6 +86,8 @@ RLIMIT_AS_SLACK_MB = 256
 ULIMIT_BLOCK_BYTES = 512
 #: Grace after the deadline for reaping a killed run, seconds.
 REAP_TIMEOUT_S = 5.0
+#: Exit code of a run whose ``files`` could not be written (shell convention for "cannot execute").
+FILES_FAILED_EXIT = 126
 #: Exit code of our launcher script when it could not attach the cgroup or set rlimits.
 LAUNCHER_FAILED_EXIT = 125
 #: Host directories whose symlink-or-directory shape is mirrored inside (merged-/usr or not).
@@ -98,6 +102,8 @@ ETC_COPY_MAX_BYTES = 4 * MIB
 SITE_PACKAGES_MOUNT = "/opt/arl/site-packages"
 #: Directory (under the system temp dir) holding per-sandbox state: ``<pid>-<token>/{work,etc,lock}``.
 STATE_DIR_NAME = "arl-sandbox"
+#: State directories younger than this (seconds) are never swept.
+STALE_MIN_AGE_S = 60.0
 #: Linux mount flags (include/uapi/linux/mount.h).
 MS_NOSUID, MS_NODEV = 2, 4
 #: umount2 flag: lazy detach.
@@ -165,7 +171,13 @@ def sweep_stale_state() -> int:
     """
     removed = 0
     root = _state_root()
+    now = time.time()
     for entry in root.iterdir():
+        try:
+            if now - entry.stat().st_mtime < STALE_MIN_AGE_S:
+                continue  # may be a sandbox of another process between mkdir and flock
+        except OSError:
+            continue
         lock = entry / "lock"
         try:
             fd = os.open(lock, os.O_RDWR)
@@ -183,6 +195,76 @@ def sweep_stale_state() -> int:
         os.close(fd)
         removed += 1
     return removed
+
+
+def _open_beneath(root: Path, rel: str, *, write: bool, owner: tuple[int, int] | None) -> int:
+    """Open ``root/rel`` without following any symlink (the sandbox may have planted some).
+
+    Walks the path one directory at a time with ``O_NOFOLLOW`` relative to the previous directory's fd, so
+    neither a symlinked parent nor a symlinked file can redirect a host-side (root) write or read outside
+    ``root``, even if the sandbox swaps entries concurrently. For writes, missing parents are created and a
+    symlink at the final name is replaced; new entries are chowned to ``owner``.
+
+    Returns:
+        An open file descriptor (write: truncated, write-only; read: read-only).
+
+    Raises:
+        OSError: a component is a symlink or not a directory, or the file cannot be opened.
+    """
+    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(root, dir_flags)
+    try:
+        parts = rel.split("/")
+        for part in parts[:-1]:
+            if write:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                    if owner is not None:
+                        os.chown(part, *owner, dir_fd=fd, follow_symlinks=False)
+                except FileExistsError:
+                    pass
+            next_fd = os.open(part, dir_flags, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+        name = parts[-1]
+        if not write:
+            return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            file_fd = os.open(name, flags, 0o644, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            os.unlink(name, dir_fd=fd)  # a planted symlink: replace it by a regular file
+            file_fd = os.open(name, flags | os.O_EXCL, 0o644, dir_fd=fd)
+        if owner is not None:
+            os.fchown(file_fd, *owner)
+        return file_fd
+    finally:
+        os.close(fd)
+
+
+def _readable_by(path: str, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` (no supplementary groups) can reach and read ``path`` (mode bits only)."""
+
+    def allowed(st: os.stat_result, bit: int) -> bool:
+        if uid == 0:
+            return True
+        if st.st_uid == uid:
+            return bool(st.st_mode & (bit << 6))
+        if st.st_gid == gid:
+            return bool(st.st_mode & (bit << 3))
+        return bool(st.st_mode & bit)
+
+    target = Path(os.path.realpath(path))
+    try:
+        for parent in reversed(target.parents):
+            if not allowed(parent.stat(), 0o1):  # search permission on every ancestor
+                return False
+        st = target.stat()
+    except OSError:
+        return False
+    return allowed(st, 0o4) and (not stat.S_ISDIR(st.st_mode) or allowed(st, 0o1))
 
 
 def _copy_etc_entry(src: Path, dest: Path) -> None:
@@ -336,11 +418,6 @@ class _BwrapProcess(SessionProcess):
             return self.cpu
         return self.cgroup.cpu_time_s() if self.cgroup is not None else None
 
-    @property
-    def started(self) -> bool:
-        """Whether bwrap reported starting the command (else the set-up failed)."""
-        return "child-pid" in self._read_status()
-
 
 class BwrapSandbox(Sandbox):
     """Bubblewrap sandbox (see the module docstring for what is isolated and how).
@@ -405,6 +482,13 @@ class BwrapSandbox(Sandbox):
             if not Path(p).is_dir():
                 raise ValueError(f"site_packages entry {p!r} is not a directory")
         self.ro_binds = dict(ro_binds or {})
+        sources = [*self.site_packages, *map(str, self.ro_binds), *self._python_binds()]
+        for src in sources:
+            if not _readable_by(src, self.host_uid, self.host_gid):
+                raise ValueError(
+                    f"{src!r} must be bound into the sandbox but uid {self.host_uid} (the sandbox's host uid) cannot "
+                    "read it (a parent directory such as /root is private): move it or make it world-readable"
+                )
         self.env = {str(k): str(v) for k, v in (env or {}).items()}
         self.workdir_mb = workdir_mb
         self._static_args = self._build_static_args()
@@ -467,33 +551,35 @@ class BwrapSandbox(Sandbox):
         self._make_workdir()
 
     def _write_files(self, files: dict[str, bytes]) -> None:
-        work = self.workdir
+        owner = (self.host_uid, self.host_gid) if self.is_root else None
         for name, data in files.items():
-            target = work / name
-            created = []
-            parent = target.parent
-            while parent != work and not parent.exists():
-                created.append(parent)
-                parent = parent.parent
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_symlink() or (target.exists() and not target.is_file()):
-                target.unlink()  # never follow a link the sandbox planted
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            fd = _open_beneath(self.workdir, name, write=True, owner=owner)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            if self.is_root:
-                for path in [target, *created]:
-                    os.chown(path, self.host_uid, self.host_gid, follow_symlinks=False)
 
     def _read_file(self, path: str, max_bytes: int) -> bytes | None:
-        work = self.workdir.resolve()
-        target = (work / path).resolve()
-        if work not in target.parents or not target.is_file():
-            return None  # missing, or a symlink pointing out of the work dir
-        with open(target, "rb") as fh:
+        try:
+            fd = _open_beneath(self.workdir, path, write=False, owner=None)
+        except OSError:
+            return None  # missing, a directory, or a path through a symlink the sandbox planted
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        with os.fdopen(fd, "rb") as fh:
             return fh.read(max_bytes)
 
     # -- command line ------------------------------------------------------------------------------------
+    def _python_binds(self) -> list[str]:
+        """Host directories to bind for an interpreter outside ``/usr`` (its prefix, and its link's dir)."""
+        real_python = os.path.realpath(self.python)
+        if real_python.startswith("/usr/"):
+            return []
+        binds = [str(Path(real_python).parent.parent)]  # <prefix>/bin/python -> <prefix>
+        python_dir = os.path.dirname(self.python)
+        if python_dir != os.path.dirname(real_python) and not python_dir.startswith("/usr/"):
+            binds.append(python_dir)
+        return binds
+
     def _build_static_args(self) -> list[str]:
         args = [
             "--unshare-all",
@@ -517,13 +603,8 @@ class BwrapSandbox(Sandbox):
                 args += ["--symlink", os.readlink(host), str(host)]
             elif host.is_dir():
                 args += ["--ro-bind", str(host), str(host)]
-        real_python = os.path.realpath(self.python)
-        if not real_python.startswith("/usr/"):
-            prefix = str(Path(real_python).parent.parent)  # <prefix>/bin/python -> <prefix>
-            args += ["--ro-bind", prefix, prefix]
-            python_dir = os.path.dirname(self.python)
-            if python_dir != os.path.dirname(real_python) and not python_dir.startswith("/usr/"):
-                args += ["--ro-bind", python_dir, python_dir]
+        for path in self._python_binds():
+            args += ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(TMP_MB * MIB), "--tmpfs", "/tmp"]
         pythonpath: list[str] = []
@@ -592,7 +673,14 @@ class BwrapSandbox(Sandbox):
     def _run(self, argv: list[str], files: dict[str, bytes], stdin: bytes, limits: Limits) -> ExecResult:
         start = time.monotonic()
         if files:
-            self._write_files(files)
+            try:
+                self._write_files(files)
+            except OSError as exc:  # the sandbox's own doing (a symlinked or non-directory parent...)
+                return ExecResult(
+                    stderr=f"sandbox: cannot write the files: {exc}\n",
+                    exit_code=FILES_FAILED_EXIT,
+                    duration_s=time.monotonic() - start,
+                )
         try:
             proc = self._launch(argv, limits, stdin=True)
         except OSError as exc:
@@ -621,7 +709,7 @@ class BwrapSandbox(Sandbox):
             duration_s=duration,
             cpu_time_s=proc.cpu_time_s(),
         )
-        if finished and "child-pid" not in proc.status:
+        if finished and "exit-code" not in proc.status:  # bwrap writes it only if the command was started
             result.sandbox_error = f"sandbox set-up failed (exit {proc.proc.returncode}): {result.stderr.strip()}"
         return result
 

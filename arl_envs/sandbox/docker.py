@@ -379,7 +379,9 @@ class ContainerPool:
             if returned is not None:
                 ok = not returned.dead and self._wipe(returned)
                 with self._cond:
-                    if ok and len(self._idle) < self.size and not self._closed:
+                    # A wiped container is kept even when the spares are complete (one extra), and leased
+                    # first (LIFO), so sequential episodes reuse it instead of churning new containers.
+                    if ok and len(self._idle) < self.size + 1 and not self._closed:
                         self._idle.append(returned)
                         continue
                 self.remove(returned, self._bg_client)

@@ -87,19 +87,24 @@ def docker_client(timeout_s: float = 120.0):  # noqa: ANN201 - docker is an opti
     return client
 
 
-def apt_mirror(default: str = FALLBACK_MIRROR) -> str:
+def apt_mirror(default: str = FALLBACK_MIRROR, files: list[Path] | None = None) -> str:
     """Find the Debian mirror this machine's apt uses.
 
     Reads ``/etc/apt/sources.list`` and ``/etc/apt/sources.list.d/*`` (one-line and deb822 formats) and returns
     the first URI that serves the main Debian archive (not ``-security``, not a third-party repo).
 
+    Args:
+        default: Returned when no mirror is found.
+        files: Source files to read instead of the system's.
+
     Returns:
         A mirror URL such as ``http://deb.debian.org/debian``; ``default`` when none is found.
     """
-    files = [Path("/etc/apt/sources.list")]
-    sources_d = Path("/etc/apt/sources.list.d")
-    if sources_d.is_dir():
-        files += sorted(sources_d.iterdir())
+    if files is None:
+        files = [Path("/etc/apt/sources.list")]
+        sources_d = Path("/etc/apt/sources.list.d")
+        if sources_d.is_dir():
+            files += sorted(sources_d.iterdir())
     pattern = re.compile(r"(?:^deb\s+(?:\[[^\]]*\]\s+)?|^URIs:\s*)(\S+)", re.MULTILINE)
     for path in files:
         try:

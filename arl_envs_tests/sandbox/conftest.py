@@ -74,13 +74,13 @@ def make_sandbox(variant: str, limits: Limits) -> Sandbox:
         if os.geteuid() != 0:
             pytest.skip("the rlimit-only variant relies on dropping root to a dedicated uid")
         return BwrapSandbox(limits=limits, use_cgroups=False)
-    if variant == "docker":
+    if variant in ("docker", "docker-run"):
         reason = docker_skip_reason()
         if reason:
             pytest.skip(reason)
         from arl_envs.sandbox.docker import DockerSandbox
 
-        return DockerSandbox(limits=limits)
+        return DockerSandbox(limits=limits, warm_pool=variant == "docker")
     raise ValueError(variant)
 
 
@@ -88,6 +88,20 @@ def make_sandbox(variant: str, limits: Limits) -> Sandbox:
 def variant(request: pytest.FixtureRequest) -> str:
     """Each backend variant in turn (Docker ones carry the ``docker`` marker)."""
     return request.param
+
+
+@pytest.fixture(params=("bwrap", "docker", "docker-run"))
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each backend (and Docker's ``docker run`` mode) for functional tests."""
+    return request.param
+
+
+@pytest.fixture
+def sandbox(backend: str) -> Iterator[Sandbox]:
+    """A sandbox of the current backend with default limits (closed after the test)."""
+    sb = make_sandbox(backend, Limits(wall_time_s=10))
+    yield sb
+    sb.close()
 
 
 @pytest.fixture
@@ -109,7 +123,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark docker-parametrised tests with ``docker`` so ``-m 'not docker'`` deselects them."""
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and callspec.params.get("variant") == "docker":
+        if callspec is None:
+            continue
+        if any(str(callspec.params.get(k, "")).startswith("docker") for k in ("variant", "backend")):
             item.add_marker(pytest.mark.docker)
 
 
