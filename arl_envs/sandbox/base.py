@@ -62,7 +62,8 @@ class Limits:
         wall_time_s: Wall-clock seconds before the whole process tree is killed (``timed_out=True``).
         cpu_time_s: CPU seconds per process (``RLIMIT_CPU``; SIGXCPU, then SIGKILL).
         memory_mb: Memory of the whole run in MiB (memory cgroup; ``RLIMIT_AS`` when no cgroup is usable;
-            Docker: ``--memory``). Exceeding it kills the run (``oom_killed=True`` where it can be seen).
+            Docker: ``--memory``). Files the episode's programs wrote to the tmpfs ``/work`` count too.
+            Exceeding it kills the run (``oom_killed=True`` where it can be seen).
         max_processes: Processes/threads alive at once in the run (pids cgroup; ``RLIMIT_NPROC`` for a
             non-root uid when no cgroup is usable; Docker: ``--pids-limit``).
         max_output_bytes: Bytes of stdout and of stderr kept, each; the rest is read and dropped while

@@ -111,6 +111,23 @@ class RunCgroup:
                 seen.append(f)
         return seen
 
+    def set_limits(self, memory_mb: int, max_processes: int) -> None:
+        """Change the pids and memory limits (raises OSError if the memory in use exceeds the new limit)."""
+        limit = str(int(memory_mb) << 20)
+        if self.version == 1:
+            _write(self.dirs["pids"] / "pids.max", str(int(max_processes)))
+            mem = self.dirs["memory"]
+            current = _read_int(mem / "memory.limit_in_bytes") or 0
+            files = ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
+            if int(limit) > current:  # memsw must stay >= limit: raise memsw first, lower it last
+                files.reverse()
+            for name in files:
+                with contextlib.suppress(FileNotFoundError):
+                    _write(mem / name, limit)
+        else:
+            _write(self.dirs["unified"] / "pids.max", str(int(max_processes)))
+            _write(self.dirs["unified"] / "memory.max", limit)
+
     def pids(self) -> set[int]:
         """Pids currently in the run's cgroups."""
         found: set[int] = set()

@@ -236,3 +236,26 @@ def build_image(
         raise SandboxUnavailable(f"image build finished but {tag} is not present in docker")
     log(f"built {tag} in {time.monotonic() - start:.0f} s")
     return tag
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m arl_envs.sandbox.image [--force] [--method M] [--tag T] [--mirror URL]`` (same as the CLI)."""
+    import argparse  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(description="Build the arl-envs Docker sandbox image (cached by tag).")
+    parser.add_argument("--tag", default=DEFAULT_IMAGE)
+    parser.add_argument("--method", default="auto", choices=("auto", "dockerfile", "debootstrap"))
+    parser.add_argument("--suite", default=DEFAULT_SUITE)
+    parser.add_argument("--mirror", default=None)
+    parser.add_argument("--force", action="store_true", help="rebuild even if the image exists")
+    args = parser.parse_args(argv)
+    try:
+        build_image(args.tag, method=args.method, suite=args.suite, mirror=args.mirror, force=args.force)
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

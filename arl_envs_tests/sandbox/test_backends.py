@@ -25,8 +25,13 @@ def test_interpreter_inside_is_python3(sandbox: Sandbox) -> None:
 
 
 def test_killed_by_signal(sandbox: Sandbox) -> None:
-    result = sandbox.run("kill -9 $$")
-    assert result.signal == 9 and result.exit_code == 137 and not result.timed_out
+    result = sandbox.run(code="import ctypes; ctypes.string_at(0)")  # a segfault (a kernel-forced signal)
+    assert result.signal == 11 and result.exit_code == 139 and not result.timed_out
+
+
+def test_killed_child_status(sandbox: Sandbox) -> None:
+    result = sandbox.run("sleep 30 & kill -9 $!; wait $!; echo status=$?")
+    assert result.stdout == "status=137\n" and result.exit_code == 0
 
 
 def test_stdin_small_and_large(sandbox: Sandbox) -> None:

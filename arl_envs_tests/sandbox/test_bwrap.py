@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -41,19 +42,35 @@ def test_no_nested_user_namespaces(bwrap_sandbox) -> None:
     assert result.stdout.strip().endswith("denied")
 
 
+def _host_uids(marker: bytes) -> set[int]:
+    uids = set()
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and marker in (d / "cmdline").read_bytes():
+                status = (d / "status").read_text()
+                uids.add(int(next(x for x in status.splitlines() if x.startswith("Uid:")).split()[1]))
+        except OSError:
+            continue
+    return uids
+
+
 @needs_root
 def test_runs_as_unprivileged_host_uid(bwrap_sandbox) -> None:
+    assert bwrap_sandbox.host_uid != 0
     with bwrap_sandbox.open_session() as py:
         py.run("1")
-        uids = []
-        for d in Path("/proc").iterdir():
-            try:
-                if d.name.isdigit() and b"CPU_PER_CALL_S" in (d / "cmdline").read_bytes():
-                    status = (d / "status").read_text()
-                    uids.append(int(next(x for x in status.splitlines() if x.startswith("Uid:")).split()[1]))
-            except OSError:
-                continue
-        assert uids and set(uids) == {bwrap_sandbox.host_uid} and bwrap_sandbox.host_uid != 0
+        assert _host_uids(b"CPU_PER_CALL_S") == {bwrap_sandbox.host_uid}
+    seen: set[int] = set()
+
+    def probe() -> None:
+        time.sleep(0.5)
+        seen.update(_host_uids(b"sleep 3.14159"))
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    bwrap_sandbox.run("sleep 3.14159", limits=Limits(wall_time_s=1))
+    thread.join()
+    assert seen == {bwrap_sandbox.host_uid}
 
 
 @pytest.fixture
@@ -143,6 +160,9 @@ def test_cgroups_measure_cpu_and_are_removed(bwrap_sandbox) -> None:
 
     result = bwrap_sandbox.run(code="sum(i * i for i in range(3_000_000))")
     assert result.ok and result.cpu_time_s is not None and result.cpu_time_s > 0.05
+    spawner = bwrap_sandbox._spawner  # noqa: SLF001 - the sandbox's cgroup holds only its spawner between runs
+    assert spawner is not None and spawner.cgroup.pids() == {spawner.pid}
+    bwrap_sandbox.close()
     parents = set(cgroup_manager()._parents.values())  # noqa: SLF001
     prefix = f"{CGROUP_PREFIX}-{os.getpid()}-"
     deadline = time.monotonic() + 5

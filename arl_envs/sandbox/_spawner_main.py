@@ -1,0 +1,80 @@
+# ruff: noqa
+"""Spawner process (host side, trusted): started once per BwrapSandbox INSIDE the sandbox's cgroups.
+
+Not imported: its source is run with ``python -S -E -c`` and the fd of a SOCK_SEQPACKET socket as argv[1].
+Each request is one message: JSON ``{"argv": [...], "env": {...}, "rlimits": [[resource, value], ...],
+"uid": int|null, "gid": int|null}`` with
+four file descriptors attached (stdin, stdout, stderr, status). The spawner forks; the child starts a new
+session, puts the fds on 0-3, sets the rlimits (soft = hard), drops to ``uid``/``gid`` (no supplementary
+groups) and execs argv. The reply is ``{"pid": N}`` or
+``{"error": "..."}``. Children inherit the spawner's cgroups by fork, so no per-run cgroup migration (which
+waits for an RCU grace period: milliseconds on a busy machine) is needed. Exits when the socket closes.
+"""
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+
+MAX_MESSAGE = 1 << 20
+N_FDS = 4
+
+sock = socket.socket(fileno=int(sys.argv[1]))
+
+
+def reap(*_):
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+signal.signal(signal.SIGCHLD, reap)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+sock.send(b'{"ready": true}')
+while True:
+    try:
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, N_FDS)
+    except OSError:
+        break
+    if not msg:
+        break
+    try:
+        req = json.loads(msg)
+        if len(fds) != N_FDS:
+            raise ValueError(f"expected {N_FDS} fds, got {len(fds)}")
+        pid = os.fork()
+    except (OSError, ValueError) as exc:
+        for fd in fds:
+            os.close(fd)
+        sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        continue
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.setsid()
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+            os.closerange(N_FDS, 1 << 16)
+            for res, value in req["rlimits"]:
+                resource.setrlimit(res, (value, value))
+            if req.get("uid") is not None:  # drop root: no supplementary groups, then gid, then uid
+                os.setgroups([])
+                os.setresgid(req["gid"], req["gid"], req["gid"])
+                os.setresuid(req["uid"], req["uid"], req["uid"])
+            os.chdir("/")
+            os.execve(req["argv"][0], req["argv"], req["env"])
+        except BaseException as exc:
+            try:
+                os.write(2, f"arl-sandbox spawner: {type(exc).__name__}: {exc}\n".encode())
+            finally:
+                os._exit(127)
+    for fd in fds:
+        os.close(fd)
+    sock.send(json.dumps({"pid": pid}).encode())
+reap()
