@@ -22,7 +22,6 @@ import argparse
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import threading
 import time
@@ -32,7 +31,7 @@ from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox import Limits, get_sandbox
 
 #: The 20-line test program (a typical "solution + asserts" code-env payload).
-TEST_PROGRAM = '''\
+TEST_PROGRAM = """\
 def fib(n):
     a, b = 0, 1
     for _ in range(n):
@@ -54,7 +53,7 @@ def is_prime(n):
 assert [fib(i) for i in range(10)] == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]
 assert [p for p in range(30) if is_prime(p)] == [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]
 print("ok")
-'''
+"""
 PRINT1 = "print(1)"
 #: Issue 3 targets.
 TARGET_BWRAP_RATIO = 2.0
@@ -246,20 +245,26 @@ def main() -> None:
     for what, payload, p50, p99 in rows:
         print(f"| {what} | {payload} | {p50:.1f} | {p99:.1f} |")
     print()
-    print(f"| throughput (runs/s) | " + " | ".join(f"{w} worker{'s' if w > 1 else ''}" for w in worker_counts) + " |")
+    print("| throughput (runs/s) | " + " | ".join(f"{w} worker{'s' if w > 1 else ''}" for w in worker_counts) + " |")
     print("|---|" + "---:|" * len(worker_counts))
     for label, values in tp_rows:
         print(f"| {label} | " + " | ".join(f"{v:.0f}" for v in values) + " |")
     print()
     verdict = lambda ok: "met" if ok else "NOT met"  # noqa: E731
     print("Targets (issue 3):\n")
-    print(f"- bwrap p50 / bare p50 = **{ratio:.2f}x** for print(1) ({ratio_test:.2f}x for the test program); "
-          f"target <= {TARGET_BWRAP_RATIO}x: {verdict(ratio <= TARGET_BWRAP_RATIO)}")
-    print(f"- session call p50 = **{session_p50:.2f} ms**; target < {TARGET_SESSION_P50_MS} ms: "
-          f"{verdict(session_p50 < TARGET_SESSION_P50_MS)}")
+    print(
+        f"- bwrap p50 / bare p50 = **{ratio:.2f}x** for print(1) ({ratio_test:.2f}x for the test program); "
+        f"target <= {TARGET_BWRAP_RATIO}x: {verdict(ratio <= TARGET_BWRAP_RATIO)}"
+    )
+    print(
+        f"- session call p50 = **{session_p50:.2f} ms**; target < {TARGET_SESSION_P50_MS} ms: "
+        f"{verdict(session_p50 < TARGET_SESSION_P50_MS)}"
+    )
     if docker_exec_p50 is not None:
-        print(f"- docker warm-pool exec p50 = **{docker_exec_p50:.1f} ms**; target < {TARGET_DOCKER_EXEC_P50_MS} ms: "
-              f"{verdict(docker_exec_p50 < TARGET_DOCKER_EXEC_P50_MS)}")
+        print(
+            f"- docker warm-pool exec p50 = **{docker_exec_p50:.1f} ms**; target < {TARGET_DOCKER_EXEC_P50_MS} ms: "
+            f"{verdict(docker_exec_p50 < TARGET_DOCKER_EXEC_P50_MS)}"
+        )
     for note in notes:
         print(f"- {note}")
 

@@ -11,6 +11,7 @@ Protocol (all integers big-endian):
 The user's fds 1 and 2 are pipes read by a forwarder thread (so ``print``, ``os.write(1, ...)`` and child
 processes are all captured); fd 0 is /dev/null. ``D`` is sent only after both pipes are drained.
 """
+
 import ast
 import fcntl
 import json

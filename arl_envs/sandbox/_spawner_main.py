@@ -10,6 +10,7 @@ groups) and execs argv. The reply is ``{"pid": N}`` or
 ``{"error": "..."}``. Children inherit the spawner's cgroups by fork, so no per-run cgroup migration (which
 waits for an RCU grace period: milliseconds on a busy machine) is needed. Exits when the socket closes.
 """
+
 import json
 import os
 import resource

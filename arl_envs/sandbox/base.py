@@ -15,6 +15,7 @@ as the agent's failure. Only misuse (bad arguments, use after ``close()``) and a
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import shlex
 import threading
@@ -276,10 +277,8 @@ def _write_and_close(fh: Any, data: bytes) -> None:
     except (BrokenPipeError, OSError):
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             fh.close()
-        except OSError:
-            pass
 
 
 def normalize_command(command: str | Sequence[str] | None, code: str | None, python: str) -> list[str]:
@@ -412,8 +411,11 @@ class Sandbox(ABC):
         limits = self._check_limits(limits)
         file_map = normalize_files(files)
         stdin_bytes = normalize_stdin(stdin)
-        if code is not None and command is None and isinstance(code, str) and (
-            len(code) > MAX_INLINE_CODE_CHARS or "\0" in code
+        if (
+            code is not None
+            and command is None
+            and isinstance(code, str)
+            and (len(code) > MAX_INLINE_CODE_CHARS or "\0" in code)
         ):  # argv limits / NUL bytes: run it from a file instead
             file_map[".arl_main.py"] = code.encode()
             argv = [self.python, ".arl_main.py"]
@@ -492,10 +494,8 @@ class Sandbox(ABC):
         self.close()
 
     def __del__(self) -> None:  # best effort; close() is the contract
-        try:
+        with contextlib.suppress(Exception):  # never raise from a finalizer
             self.close()
-        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
-            pass
 
     # -- helpers -----------------------------------------------------------------------------------------
     def _check_open(self) -> None:

@@ -498,8 +498,18 @@ class _Spawner:
         lines.append('exec "$@"')
         try:
             self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
-                ["/bin/sh", "-c", "\n".join(lines), "arl-spawner", python, "-S", "-E", "-c", SPAWNER_SOURCE,
-                 str(child.fileno())],
+                [
+                    "/bin/sh",
+                    "-c",
+                    "\n".join(lines),
+                    "arl-spawner",
+                    python,
+                    "-S",
+                    "-E",
+                    "-c",
+                    SPAWNER_SOURCE,
+                    str(child.fileno()),
+                ],
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -840,11 +850,11 @@ class BwrapSandbox(Sandbox):
     def _launch(
         self, command: list[str], limits: Limits, stdin: bool, cpu_s: float | None = None, as_pid_1: bool = True
     ) -> _BwrapProcess:
-        cgroup = (
-            self.cgroups.create(limits.memory_mb, limits.max_processes) if self.cgroups is not None else None
-        )
+        cgroup = self.cgroups.create(limits.memory_mb, limits.max_processes) if self.cgroups is not None else None
         try:
-            return _BwrapProcess(lambda fd: self._argv(command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1), cgroup, stdin)
+            return _BwrapProcess(
+                lambda fd: self._argv(command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1), cgroup, stdin
+            )
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()

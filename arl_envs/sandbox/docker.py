@@ -124,10 +124,11 @@ exit 0
 """
 #: Wrapper of every command: rlimits, then (if $1 > 0) extract $1 bytes of tar from stdin into /work.
 WRAPPER_SCRIPT = (
-    'ulimit -t "$ARL_CPU" && ulimit -f "$ARL_FSIZE" && ulimit -n "$ARL_NOFILE" && ulimit -c 0 || exit {fail}\n'
-    'if [ "$1" -gt 0 ]; then head -c "$1" | tar -x -m -C /work -f - || exit {fail}; fi\n'
+    'ulimit -t "$ARL_CPU" && ulimit -f "$ARL_FSIZE" && ulimit -n "$ARL_NOFILE" && ulimit -c 0'
+    f" || exit {WRAPPER_FAILED_EXIT}\n"
+    f'if [ "$1" -gt 0 ]; then head -c "$1" | tar -x -m -C /work -f - || exit {WRAPPER_FAILED_EXIT}; fi\n'
     'shift\nunset ARL_CPU ARL_FSIZE ARL_NOFILE\nexec "$@"\n'
-).format(fail=WRAPPER_FAILED_EXIT)
+)
 
 
 def _owner() -> str:
@@ -547,9 +548,9 @@ class _DockerExecProcess(SessionProcess):
             ARL_NOFILE=str(MAX_OPEN_FILES),
         )
         cmd = ["/bin/sh", "-c", WRAPPER_SCRIPT, "arl-sandbox", str(n_tar), *argv]
-        self.exec_id = api.exec_create(
-            container.id, cmd, stdin=True, user=RUN_USER, workdir=WORKDIR, environment=env
-        )["Id"]
+        self.exec_id = api.exec_create(container.id, cmd, stdin=True, user=RUN_USER, workdir=WORKDIR, environment=env)[
+            "Id"
+        ]
         self.stream = _MuxStream(api.exec_start(self.exec_id, socket=True))
         self.host_pid: int | None = None
         self._killed = False
@@ -761,7 +762,9 @@ class DockerSandbox(Sandbox):
         except ValueError:
             raise
         except Exception as exc:  # noqa: BLE001 - docker API failure is an infrastructure error
-            return ExecResult(sandbox_error=f"docker: {type(exc).__name__}: {exc}", duration_s=time.monotonic() - start), b""
+            return ExecResult(
+                sandbox_error=f"docker: {type(exc).__name__}: {exc}", duration_s=time.monotonic() - start
+            ), b""
         payload = tar + stdin
         writer: threading.Thread | None = None
         if len(payload) <= INLINE_STDIN_BYTES:

@@ -41,7 +41,9 @@ def test_stdin_small_and_large(sandbox: Sandbox) -> None:
 
 
 def test_files_persist_within_episode_and_reset_wipes(sandbox: Sandbox) -> None:
-    result = sandbox.run(code="print(open('pkg/data.txt').read())", files={"pkg/data.txt": "hello", "b.bin": b"\x00\x01"})
+    result = sandbox.run(
+        code="print(open('pkg/data.txt').read())", files={"pkg/data.txt": "hello", "b.bin": b"\x00\x01"}
+    )
     assert result.stdout == "hello\n"
     sandbox.run("echo more > made_inside.txt")
     assert sandbox.read_file("made_inside.txt") == b"more\n"

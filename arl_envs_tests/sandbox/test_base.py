@@ -52,7 +52,8 @@ def test_exec_result_ok_and_describe() -> None:
 
 
 @pytest.mark.parametrize(
-    "raw,expected", [(0, (0, None)), (1, (1, None)), (-9, (137, 9)), (137, (137, 9)), (128, (128, None)), (None, (None, None))]
+    "raw,expected",
+    [(0, (0, None)), (1, (1, None)), (-9, (137, 9)), (137, (137, 9)), (128, (128, None)), (None, (None, None))],
 )
 def test_split_exit_status(raw: int | None, expected: tuple) -> None:
     assert split_exit_status(raw) == expected

@@ -89,7 +89,9 @@ def test_site_packages_bound_read_only(public_dir: Path, tmp_path: Path) -> None
     site.mkdir()
     (site / "arl_probe_mod.py").write_text("VALUE = 41 + 1\n")
     with BwrapSandbox(site_packages=[str(site)]) as sb:
-        result = sb.run(code="import arl_probe_mod, os; print(arl_probe_mod.VALUE, os.access(arl_probe_mod.__file__, os.W_OK))")
+        result = sb.run(
+            code="import arl_probe_mod, os; print(arl_probe_mod.VALUE, os.access(arl_probe_mod.__file__, os.W_OK))"
+        )
         assert result.stdout == "42 False\n", result
     with pytest.raises(ValueError, match="not a directory"):
         BwrapSandbox(site_packages=[str(public_dir / "missing")])

@@ -66,15 +66,18 @@ def test_pool_recycles_wiped_containers() -> None:
         time.sleep(0.1)
     with DockerSandbox(limits=limits, pool_size=1) as sb2:
         assert sb2._container.id == first  # noqa: SLF001
-        assert sb2.run("ls -A /work /tmp; pgrep -u 1000 sleep || echo none").stdout.split() == ["/tmp:", "/work:", "none"]
+        assert sb2.run("ls -A /work /tmp; pgrep -u 1000 sleep || echo none").stdout.split() == [
+            "/tmp:",
+            "/work:",
+            "none",
+        ]
 
 
 def test_sessions_need_the_warm_pool() -> None:
     from arl_envs.sandbox.docker import DockerSandbox
 
-    with DockerSandbox(warm_pool=False) as sb:
-        with pytest.raises(SandboxUnavailable, match="warm_pool"):
-            sb.open_session()
+    with DockerSandbox(warm_pool=False) as sb, pytest.raises(SandboxUnavailable, match="warm_pool"):
+        sb.open_session()
 
 
 def test_missing_image_names_the_build_command() -> None:

@@ -82,7 +82,13 @@ def test_fork_bomb(sandbox_factory, variant, request) -> None:
         assert survivors(marker) == []
         check_host_can_fork()
         assert sb.run("echo alive").stdout == "alive\n"  # the sandbox is usable again
-    record(request, "fork bomb (`os.fork()` forever, errors ignored)", variant, result, "contained, killed at wall limit; no survivor")
+    record(
+        request,
+        "fork bomb (`os.fork()` forever, errors ignored)",
+        variant,
+        result,
+        "contained, killed at wall limit; no survivor",
+    )
 
 
 def test_plain_fork_bomb(sandbox_factory, variant, request) -> None:
@@ -98,11 +104,7 @@ def test_plain_fork_bomb(sandbox_factory, variant, request) -> None:
 
 def test_forked_sleeper_does_not_survive(sandbox_factory, variant, request) -> None:
     marker = f"600.{uuid.uuid4().int % 10**9}"
-    code = (
-        "import os\n"
-        f"if os.fork() == 0:\n    os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
-        "while True:\n    pass\n"
-    )
+    code = f"import os\nif os.fork() == 0:\n    os.execv('/bin/sleep', ['sleep', '{marker}'])\nwhile True:\n    pass\n"
     with sandbox_factory(BATTERY_LIMITS) as sb:
         result = sb.run(code=code)
         within_limit(result)
@@ -112,7 +114,13 @@ def test_forked_sleeper_does_not_survive(sandbox_factory, variant, request) -> N
         result2 = sb.run(code=code.replace("while True:\n    pass\n", "print('bye')\n"))
         assert result2.stdout == "bye\n"
         assert survivors(marker) == []
-    record(request, "child sleeps 600 s, parent loops forever", variant, result, "timed out; child killed too (also after a normal exit)")
+    record(
+        request,
+        "child sleeps 600 s, parent loops forever",
+        variant,
+        result,
+        "timed out; child killed too (also after a normal exit)",
+    )
 
 
 def test_memory_bomb(sandbox_factory, variant, request) -> None:
@@ -153,7 +161,14 @@ def test_huge_output_is_capped(sandbox_factory, variant, request) -> None:
         assert len(result.stdout.encode()) == BATTERY_LIMITS.max_output_bytes
         assert set(result.stdout) == {"x"}
         assert after - before < HOST_RSS_GROWTH_LIMIT
-    record(request, '`print("x"*10**8)`', variant, result, f"stdout capped at {BATTERY_LIMITS.max_output_bytes} B, output_truncated; host RSS +{(after - before) >> 20} MiB")
+    record(
+        request,
+        '`print("x"*10**8)`',
+        variant,
+        result,
+        f"stdout capped at {BATTERY_LIMITS.max_output_bytes} B, output_truncated; "
+        f"host RSS +{(after - before) >> 20} MiB",
+    )
 
 
 def test_huge_file(sandbox_factory, variant, request) -> None:
@@ -265,7 +280,9 @@ def test_kill_parent_and_everything(sandbox_factory, variant, request, canary) -
         assert canary.poll() is None, "a host process with the sandbox's uid was killed"
         assert sb.run("echo alive").stdout == "alive\n"
     check_host_can_fork()
-    record(request, "`os.kill(os.getppid(), 9)` and `kill -9 -1`", variant, r2, "host and same-uid host process unaffected")
+    record(
+        request, "`os.kill(os.getppid(), 9)` and `kill -9 -1`", variant, r2, "host and same-uid host process unaffected"
+    )
 
 
 def test_leftover_files_not_visible_next_episode(sandbox_factory, variant, request) -> None:

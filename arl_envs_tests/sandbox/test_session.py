@@ -45,7 +45,10 @@ def test_exception_keeps_state(session_sandbox: Sandbox) -> None:
 
 def test_captures_fd_level_and_child_output(session_sandbox: Sandbox) -> None:
     with session_sandbox.open_session() as py:
-        result = py.run("import os, subprocess\nos.write(1, b'raw\\n')\nsubprocess.run(['echo', 'child'])\n_ = os.write(2, b'err\\n')")
+        result = py.run(
+            "import os, subprocess\nos.write(1, b'raw\\n')\nsubprocess.run(['echo', 'child'])\n"
+            "_ = os.write(2, b'err\\n')"
+        )
         assert result.stdout == "raw\nchild\n" and result.stderr == "err\n"
         assert py.run("input()").exit_code == 1  # stdin is /dev/null: EOFError, not the protocol channel
 
@@ -64,7 +67,8 @@ def test_timeout_kills_tree_and_restarts(session_sandbox: Sandbox) -> None:
     with session_sandbox.open_session() as py:
         py.run("x = 1")
         result = py.run(
-            f"import subprocess, time\nsubprocess.Popen(['sleep', '{marker}'], start_new_session=True)\ntime.sleep(100)",
+            f"import subprocess, time\nsubprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
+            "time.sleep(100)",
             timeout_s=1,
         )
         assert result.timed_out and result.state_lost and "all state lost" in result.describe()
@@ -95,7 +99,9 @@ def test_crash_restarts_with_state_lost(session_sandbox: Sandbox, code: str, che
 
 def test_fork_bomb_in_session_is_contained(session_sandbox: Sandbox) -> None:
     with session_sandbox.open_session() as py:
-        result = py.run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass", timeout_s=2)
+        result = py.run(
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass", timeout_s=2
+        )
         assert result.state_lost and result.duration_s < 8
         assert py.run("'ok'").stdout == "'ok'\n"
 
@@ -110,7 +116,11 @@ def test_output_cap_per_call(session_sandbox: Sandbox) -> None:
 
 def test_forged_protocol_frames_do_not_hang_the_host(session_sandbox: Sandbox) -> None:
     with session_sandbox.open_session() as py:
-        result = py.run("import os\nfor fd in range(3, 12):\n    try:\n        os.write(fd, b'\\xff' * 64)\n    except OSError:\n        pass", timeout_s=3)
+        result = py.run(
+            "import os\nfor fd in range(3, 12):\n"
+            "    try:\n        os.write(fd, b'\\xff' * 64)\n    except OSError:\n        pass",
+            timeout_s=3,
+        )
         assert result.duration_s < 5
         assert py.run("'alive'").stdout == "'alive'\n"
 
