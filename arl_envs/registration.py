@@ -62,6 +62,17 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.search.env:SearchQAEnv",
         "Search-R1 QA over a wiki-18-format JSONL corpus (corpus_path, qa_path); default: a shipped sample.",
     ),
+    # --- code (issue 4) ---
+    EnvSpecRow(
+        "arl/code.functions-v0",
+        "arl_envs.envs.code.env:FunctionsEnv",
+        "Write a Python function/program, refine on visible-test feedback; scored on hidden tests (generated or HumanEval).",
+    ),
+    EnvSpecRow(
+        "arl/code.repo-v0",
+        "arl_envs.envs.code.repo_env:RepoEnv",
+        "Fix an injected bug in a small generated Python repo with bash/read/write/apply_patch; hidden tests on submit.",
+    ),
 )
 
 

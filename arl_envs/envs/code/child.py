@@ -107,10 +107,15 @@ def _tb():
 def _limits(init):
     import resource
 
-    mem = int(init["memory_mb"] * CHILD_MEMORY_FRACTION) << 20
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    cpu = max(1, int(-(-float(init["cpu_s"]) // 1)))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    def lower(which, value):
+        # never above the limit inherited from the sandbox (an unprivileged process cannot raise a hard limit)
+        hard = resource.getrlimit(which)[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+    lower(resource.RLIMIT_AS, int(init["memory_mb"] * CHILD_MEMORY_FRACTION) << 20)
+    lower(resource.RLIMIT_CPU, max(1, int(-(-float(init["cpu_s"]) // 1))))
     try:
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")

@@ -566,7 +566,9 @@ def fam_running(rng: random.Random, d: int) -> Spec:
 
 
 def fam_fizz(rng: random.Random, d: int) -> Spec:
-    a, b = rng.sample([2, 3, 4, 5, 6, 7], 2)
+    a, b = rng.choice([(2, 3), (2, 5), (3, 4), (3, 5), (4, 5), (3, 7), (5, 7), (4, 7), (2, 7)])
+    if rng.random() < 0.5:
+        a, b = b, a
     wa, wb = rng.sample(["Fizz", "Buzz", "Bang", "Pop", "Zap"], 2)
     if d == 1:
         desc = (f"Return a list of strings for the numbers 1..n: '{wa}' for multiples of {a}, '{wb}' for multiples "

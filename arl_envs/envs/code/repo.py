@@ -1,0 +1,300 @@
+"""Generating ``arl/code.repo-v0`` tasks: a repository from a template, an injected bug, visible and hidden tests.
+
+``repo_task(template, bug, seed)`` (id ``repo/<template>/<bug>/<seed>``):
+
+1. fills the template's parameters from ``random.Random("repo/<template>/<bug>/<seed>")``;
+2. injects the bug (an exact, unique snippet replacement in one module);
+3. draws candidate arguments for every public function, evaluates the correct AND the buggy package on the
+   host (both are our generated code, never the agent's) and keeps the cases whose expected value is the
+   correct package's result; a case *exposes* the bug when the buggy package returns something else or raises;
+4. visible tests: the first case of every function, plus the first exposing case if none of those exposes the
+   bug; they are written to ``tests/test_<module>.py`` (``unittest``) in the repository;
+5. hidden tests: every visible case again plus up to ``HIDDEN_PER_FUNCTION`` further cases per function
+   (never written anywhere the agent can read), at least one of them exposing the bug; reward 1 needs them all;
+6. the expert's fix is the unified diff that reverts the snippet (``a/``/``b/`` paths, ``patch -p1``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import secrets
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arl_envs.core.errors import TaskLoadError
+from arl_envs.envs.code.repo_templates import TEMPLATES, BugSite, RepoTemplate, bug_params, fill
+from arl_envs.envs.code.tasks import TestCase
+
+#: Candidate argument draws per public function.
+CANDIDATES_PER_FUNCTION = 12
+#: Extra rounds of draws (one per function each) while fewer than MIN_EXPOSING cases expose the bug.
+EXTRA_CANDIDATES = 200
+#: Cases exposing the bug needed (one visible, one hidden-only).
+MIN_EXPOSING = 2
+#: Hidden-only cases kept per function.
+HIDDEN_PER_FUNCTION = 4
+#: Command that runs the visible tests inside the repository.
+TEST_COMMAND = "python3 -m unittest discover -s tests -t ."
+
+
+@dataclass(frozen=True)
+class RepoTask:
+    """A bug-fixing task.
+
+    Attributes:
+        task_id: ``repo/<template>/<bug>/<seed>``.
+        template: Template name.
+        bug: The injected :class:`BugSite` (placeholders unfilled).
+        package: Import name of the package.
+        files: The repository as given to the agent (buggy package, visible tests, README).
+        correct_files: The correct package sources (``<package>/<module>.py``), for the reference run.
+        bug_path: Path of the buggy module (``<package>/<module>.py``).
+        correct_source: Correct content of ``bug_path``.
+        buggy_source: Buggy content of ``bug_path``.
+        visible: Visible test cases (also in ``tests/``).
+        hidden: Hidden test cases (include the visible ones).
+        issue: A bug report derived from the first visible case that exposes the bug.
+        expert_patch: Unified diff reverting the bug.
+    """
+
+    task_id: str
+    template: str
+    bug: BugSite
+    package: str
+    files: dict[str, str]
+    correct_files: dict[str, str]
+    bug_path: str
+    correct_source: str
+    buggy_source: str
+    visible: tuple[TestCase, ...]
+    hidden: tuple[TestCase, ...]
+    issue: str
+    expert_patch: str
+
+
+def all_bug_ids() -> list[tuple[str, str]]:
+    """Every ``(template, bug)`` pair."""
+    return [(t.name, b.name) for t in TEMPLATES.values() for b in t.bugs]
+
+
+class _HostPackage:
+    """A generated package imported on the host under a unique name (our own code only); use as context manager."""
+
+    def __init__(self, package: str, files: dict[str, str]) -> None:
+        self.alias = f"_arl_repo_{secrets.token_hex(6)}"
+        self.package = package
+        self.root = Path(tempfile.mkdtemp(prefix="arl-repo-"))
+        pkg_dir = self.root / self.alias
+        pkg_dir.mkdir()
+        for rel, src in files.items():
+            if rel.startswith(package + "/"):
+                (pkg_dir / rel[len(package) + 1:]).write_text(src, encoding="utf-8")
+
+    def __enter__(self) -> _HostPackage:
+        sys.path.insert(0, str(self.root))
+        importlib.invalidate_caches()
+        return self
+
+    def function(self, module: str, name: str) -> Any:
+        return getattr(importlib.import_module(f"{self.alias}.{module}"), name)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            sys.path.remove(str(self.root))
+        except ValueError:
+            pass
+        for key in [k for k in sys.modules if k == self.alias or k.startswith(self.alias + ".")]:
+            del sys.modules[key]
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    return value
+
+
+def _call(fn: Any, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    try:
+        return True, fn(*_copy(args))
+    except Exception as exc:  # noqa: BLE001 - the buggy package may raise; that exposes the bug
+        return False, f"{type(exc).__name__}: {exc}"
+
+
+def _package_files(template: RepoTemplate, params: dict[str, Any]) -> dict[str, str]:
+    files = {f"{template.package}/__init__.py": f'"""{template.summary}"""\n'}
+    for mod, src in template.modules.items():
+        files[f"{template.package}/{mod}"] = fill(src, params)
+    return files
+
+
+def _literal(value: Any) -> str:
+    return repr(value)
+
+
+def _test_files(package: str, cases: list[tuple[str, str, TestCase]]) -> dict[str, str]:
+    """``tests/test_<module>.py`` files (unittest) for visible ``(module, function, case)`` triples."""
+    by_module: dict[str, list[tuple[str, TestCase]]] = {}
+    for module, fn, case in cases:
+        by_module.setdefault(module, []).append((fn, case))
+    files = {"tests/__init__.py": ""}
+    for module, items in by_module.items():
+        fns = sorted({fn for fn, _ in items})
+        lines = ["import unittest", "", f"from {package}.{module} import {', '.join(fns)}", "", ""]
+        lines.append(f"class Test{module.title().replace('_', '')}(unittest.TestCase):")
+        counters: dict[str, int] = {}
+        for fn, case in items:
+            counters[fn] = counters.get(fn, 0) + 1
+            args = ", ".join(_literal(a) for a in case.args)
+            lines += [
+                f"    def test_{fn}_{counters[fn]}(self):",
+                f"        self.assertEqual({fn}({args}), {_literal(case.expected)})",
+                "",
+            ]
+        lines += ["", 'if __name__ == "__main__":', "    unittest.main()", ""]
+        files[f"tests/test_{module}.py"] = "\n".join(lines)
+    return files
+
+
+def _diff(path: str, old: str, new: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        )
+    )
+
+
+def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
+    """Generate the task ``repo/<template_name>/<bug_name>/<seed>``.
+
+    Raises:
+        TaskLoadError: Unknown template or bug, or (a template bug) a bug no generated input exposes.
+    """
+    template = TEMPLATES.get(template_name)
+    if template is None:
+        raise TaskLoadError(f"unknown repo template {template_name!r}; known: {sorted(TEMPLATES)}")
+    bugs = {b.name: b for b in template.bugs}
+    if bug_name not in bugs:
+        raise TaskLoadError(f"unknown bug {bug_name!r} for template {template_name!r}; known: {sorted(bugs)}")
+    bug = bugs[bug_name]
+    task_id = f"repo/{template_name}/{bug_name}/{seed}"
+    rng = __import__("random").Random(task_id)
+    params = template.params(rng)
+    correct = _package_files(template, params)
+    bug_path = f"{template.package}/{bug.module}"
+    original = fill(bug.original, params)
+    replacement = fill(bug.buggy, {**params, **bug_params(template, params)})
+    source = correct[bug_path]
+    if source.count(original) != 1:
+        raise TaskLoadError(f"{task_id}: bug snippet occurs {source.count(original)} times in {bug_path}")
+    buggy = dict(correct)
+    buggy[bug_path] = source.replace(original, replacement)
+
+    per_fn: list[list[tuple[TestCase, bool]]] = [[] for _ in template.functions]
+    seen: set[str] = set()
+    with _HostPackage(template.package, correct) as good, _HostPackage(template.package, buggy) as bad:
+        fns = [(good.function(s.module, s.name), bad.function(s.module, s.name)) for s in template.functions]
+
+        def draw(i: int) -> None:
+            spec = template.functions[i]
+            args = spec.gen(rng)
+            key = f"{spec.module}.{spec.name}{args!r}"
+            if key in seen:
+                return
+            seen.add(key)
+            ok, expected = _call(fns[i][0], args)
+            if not ok:
+                raise TaskLoadError(f"{task_id}: reference {spec.module}.{spec.name}{args!r} raised {expected}")
+            ok_bad, got = _call(fns[i][1], args)
+            exposes = not ok_bad or type(got) is not type(expected) or got != expected
+            case = TestCase("call", fn=f"{template.package}.{spec.module}:{spec.name}", args=tuple(args),
+                            expected=expected)
+            per_fn[i].append((case, exposes))
+
+        for _ in range(CANDIDATES_PER_FUNCTION):
+            for i in range(len(template.functions)):
+                draw(i)
+        extra = 0
+        # one exposing case for the visible set and one for the hidden-only set: draw more until both exist
+        while sum(e for cases in per_fn for _, e in cases) < MIN_EXPOSING and extra < EXTRA_CANDIDATES:
+            for i in range(len(template.functions)):
+                draw(i)
+            extra += 1
+
+    visible_idx: list[tuple[int, int]] = [(i, 0) for i, cases in enumerate(per_fn) if cases]
+    if not any(per_fn[i][j][1] for i, j in visible_idx):
+        first = next(((i, j) for i, cases in enumerate(per_fn) for j, (_, e) in enumerate(cases) if e), None)
+        if first is None:
+            raise TaskLoadError(f"{task_id}: no generated input exposes the bug")
+        visible_idx.append(first)
+    hidden_idx = list(visible_idx)
+    for i, cases in enumerate(per_fn):
+        rest = [j for j in range(len(cases)) if (i, j) not in visible_idx]
+        exposing = [j for j in rest if cases[j][1]]
+        chosen = (exposing[:1] + [j for j in rest if j not in exposing[:1]])[:HIDDEN_PER_FUNCTION]
+        hidden_idx += [(i, j) for j in sorted(chosen)]
+    if not any(per_fn[i][j][1] for i, j in hidden_idx if (i, j) not in visible_idx):
+        raise TaskLoadError(f"{task_id}: no hidden-only case exposes the bug")
+
+    visible = tuple(per_fn[i][j][0] for i, j in visible_idx)
+    hidden = tuple(per_fn[i][j][0] for i, j in hidden_idx)
+    triples = [(template.functions[i].module, template.functions[i].name, per_fn[i][j][0]) for i, j in visible_idx]
+    files = dict(buggy)
+    files.update(_test_files(template.package, triples))
+    files["README.md"] = (
+        f"# {template.package}\n\n{template.summary}\n\nRun the tests from the repository root:\n\n"
+        f"    {TEST_COMMAND}\n"
+    )
+    issue = _issue(template, per_fn, visible_idx, buggy, task_id)
+    return RepoTask(
+        task_id=task_id,
+        template=template_name,
+        bug=bug,
+        package=template.package,
+        files=files,
+        correct_files=correct,
+        bug_path=bug_path,
+        correct_source=correct[bug_path],
+        buggy_source=buggy[bug_path],
+        visible=visible,
+        hidden=hidden,
+        issue=issue,
+        expert_patch=_diff(bug_path, buggy[bug_path], correct[bug_path]),
+    )
+
+
+def _issue(template: RepoTemplate, per_fn: list, visible_idx: list, buggy: dict[str, str], task_id: str) -> str:
+    for i, j in visible_idx:
+        case, exposes = per_fn[i][j]
+        if not exposes:
+            continue
+        spec = template.functions[i]
+        with _HostPackage(template.package, buggy) as bad:
+            ok, got = _call(bad.function(spec.module, spec.name), case.args)
+        args = ", ".join(_literal(a) for a in case.args)
+        call = f"{template.package}.{spec.module}.{spec.name}({args})"
+        what = f"returns {got!r}" if ok else f"raises {got}"
+        return f"Bug report: `{call}` {what}, but it should return {case.expected!r}."
+    raise TaskLoadError(f"{task_id}: no visible case exposes the bug")
+
+
+def parse_repo_id(task_id: str) -> tuple[str, str, int]:
+    """``"repo/<template>/<bug>/<seed>"`` -> ``(template, bug, seed)``.
+
+    Raises:
+        TaskLoadError: Malformed id.
+    """
+    parts = task_id.split("/")
+    if len(parts) != 4 or parts[0] != "repo":
+        raise TaskLoadError(f"not a repo task id (repo/<template>/<bug>/<seed>): {task_id!r}")
+    try:
+        return parts[1], parts[2], int(parts[3])
+    except ValueError:
+        raise TaskLoadError(f"malformed repo task id {task_id!r}") from None
