@@ -13,6 +13,7 @@ from typing import Any
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 SCALE_REWARDS = ("group", "batch", "none")
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
+OPTIMIZERS = ("adamw", "sgd")
 
 #: Seeds at or above this value are held out for evaluation; training seeds are drawn below it.
 EVAL_SEED_OFFSET = 1_000_000_000
@@ -125,11 +126,14 @@ class GRPOConfig:
     num_iterations: int = 1
     micro_batch_size: int = 64
     # optimiser
-    lr: float = 1e-3
+    optimizer: str = "adamw"
+    lr: float = 1e-4
     weight_decay: float = 0.0
-    adam_betas: tuple[float, float] = (0.9, 0.99)
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    adam_eps: float = 1e-8
+    sgd_momentum: float = 0.9
     max_grad_norm: float = 1.0
-    warmup_steps: int = 0
+    warmup_steps: int = 10
     # SFT
     sft_steps: int = 0
     sft_batch_size: int = 32
@@ -168,6 +172,8 @@ class GRPOConfig:
             raise ValueError(f"need 0 <= epsilon_low < 1 and epsilon_high >= 0, got {self.epsilon_low}, {self.epsilon_high}")
         if self.temperature < 0 or self.eval_temperature < 0:
             raise ValueError("temperatures must be >= 0 (0 means greedy)")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
 
