@@ -152,6 +152,11 @@ def main(req_fd, resp_fd):
         return
 
     def send(text):
+        for stream in (sys.stdout, sys.stderr):  # what the call printed arrives before its result
+            try:
+                stream.flush()
+            except Exception:
+                pass
         data = (text + "\n").encode()
         while data:
             data = data[os.write(resp_fd, data):]

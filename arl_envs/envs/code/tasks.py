@@ -2,7 +2,8 @@
 
 Visible/hidden split of a ``check(candidate)`` test (HumanEval) or an assert list (MBPP), see
 :func:`split_cases`: the test's top-level statements that mention the function are its cases, in source order;
-statements that do not (imports, helper variables) are *context*, re-run before every later case. Case ``i`` is
+statements that do not (imports, helper variables) are *context*, re-run before every later case; a verbatim
+repeat of an earlier case is dropped (HumanEval/111 repeats one). Case ``i`` is
 visible when ``i % 3 == 0`` (the 1st, 4th, 7th, ...), hidden otherwise, so both sets are non-empty as soon as
 there are two cases, and about a third is visible. A test with a single case (HumanEval/32, 34, 38, 50) keeps
 it hidden; its visible tests are then the prompt's doctest examples (``>>> expr`` / output), which the
@@ -186,8 +187,14 @@ def split_cases(statements: list[ast.stmt], names: set[str], fn: str) -> list[Te
     """Cases of a test body in source order (context statements folded into later ``check`` cases)."""
     context: list[str] = []
     cases: list[TestCase] = []
+    seen: set[tuple[str, str]] = set()
     for stmt in statements:
         if _mentions(stmt, names):
+            bare = ast.Assert(test=stmt.test, msg=None) if isinstance(stmt, ast.Assert) else stmt
+            key = (ast.unparse(bare), "\n".join(context))  # the assert message does not make a new test
+            if key in seen:  # a verbatim repeat (e.g. HumanEval/111) would leak a visible test into the hidden set
+                continue
+            seen.add(key)
             cases.append(statement_case(stmt, context, names, fn))
         else:
             context.append(ast.unparse(stmt))
@@ -204,13 +211,21 @@ def visible_hidden(cases: list[TestCase]) -> tuple[tuple[TestCase, ...], tuple[T
 
 
 def doctest_cases(prompt: str, entry_point: str) -> list[TestCase]:
-    """``>>> expr`` examples of the prompt's docstring that call ``entry_point``, as ``check`` cases.
+    """``>>> expr`` examples of ``entry_point``'s docstring that call it, as ``check`` cases.
 
     The expected output is parsed as a Python literal; examples whose output is not a literal are skipped.
     """
     out: list[TestCase] = []
     try:
-        examples = doctest.DocTestParser().get_examples(prompt)
+        tree = ast.parse(prompt)
+    except SyntaxError:
+        return out
+    doc = next(
+        (ast.get_docstring(n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == entry_point),
+        None,
+    )
+    try:
+        examples = doctest.DocTestParser().get_examples(doc or "")
     except ValueError:
         return out
     for ex in examples:
@@ -225,7 +240,8 @@ def doctest_cases(prompt: str, entry_point: str) -> list[TestCase]:
             continue
         if not _mentions(tree, {entry_point}):
             continue
-        out.append(TestCase("check", source=f"assert {src} == {want}"))
+        # rebuilt from the AST: a trailing comment in the example must not swallow the comparison
+        out.append(TestCase("check", source=f"assert ({ast.unparse(tree.body)}) == ({want})"))
     return out
 
 
