@@ -1,4 +1,4 @@
-"""The ``arl-envs`` command line: ``list | play | check | demo | bench`` (+ domain commands).
+"""The ``arl-envs`` command line: ``list | play | check | demo | bench | train | serve-retriever | sandbox``.
 
 Run ``arl-envs --help`` for the commands and ``arl-envs COMMAND --help`` for their options.
 """
@@ -175,14 +175,103 @@ def demo(
 
 
 def _demo_grpo() -> bool:
-    """Run the GRPO part of the demo; True when it ran and its reward curve rose."""
+    """Run the GRPO part of the demo (SFT warm start, then GRPO); True when it ran and its reward curve rose."""
     try:
-        from baselines.grpo.demo import demo_run
+        from baselines.grpo.train import demo_run
     except ImportError as exc:
         console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
         return False
-    summary = demo_run(console=console)
-    return bool(summary.get("rose", False))
+    console.rule("GRPO (tiny model, CPU): SFT warm start from the expert, then GRPO")
+    s = demo_run()
+    console.print(
+        f"GRPO reward: first fifth of steps {s['reward_before']:+.3f} -> last fifth {s['reward_after']:+.3f} "
+        f"({'rises' if s['curve_rises'] else 'does NOT rise'}); held-out success {s['success_before_grpo']:.0%} after "
+        f"SFT -> {s['success_after_grpo']:.0%} after GRPO. Curves: {s.get('output', 'runs/demo-grpo')}/curves.png",
+        markup=False,
+    )
+    return bool(s["curve_rises"])
+
+
+@app.command()
+def train(
+    env: str = typer.Option(..., "--env", help="Env id to train on, e.g. arl/math.arithmetic-v0"),
+    model: str = typer.Option("tiny", help="tiny[-S|-M|-L] | a local HF checkpoint dir | a .gguf file | smollm2"),
+    steps: int = typer.Option(100, help="GRPO steps."),
+    output: str = typer.Option("runs/grpo", help="Run directory: metrics.jsonl, curves.png, summary.json."),
+    setting: list[str] = typer.Option([], "--set", "-s", help="GRPOConfig field key=value (JSON values), repeatable."),
+    env_kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
+) -> None:
+    """Train the GRPO baseline agent against an env (SFT warm start from the expert, then GRPO, then evaluation)."""
+    try:
+        from baselines.grpo.train import train as run_train
+    except ImportError as exc:
+        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
+        raise typer.Exit(1) from exc
+    cfg = _kwargs(setting)
+    if env_kwarg:
+        cfg["env_kwargs"] = _kwargs(env_kwarg)
+    summary = run_train(env, model, steps, output, **cfg)
+    console.print_json(json.dumps(summary, default=str))
+
+
+@app.command("serve-retriever")
+def serve_retriever_cmd(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind (0.0.0.0 serves other machines too)."),
+    port: int = typer.Option(8000, help="TCP port."),
+    corpus_path: Optional[str] = typer.Option(
+        None, help="wiki-18 JSONL corpus ({id, contents}); default: the generated world of arl/search.multihop-v0."
+    ),
+    retriever: str = typer.Option("bm25", help="bm25 | dense"),
+    n_articles: Optional[int] = typer.Option(None, help="Size of the generated world (without --corpus-path)."),
+    world_seed: int = typer.Option(0, help="Seed of the generated world."),
+    topk: int = typer.Option(3, help="topk of requests that give none."),
+) -> None:
+    """Serve a search index with the Search-R1 retrieval API (POST /retrieve) for env workers or Search-R1."""
+    from arl_envs.envs.search.server import serve_retriever
+
+    serve_retriever(host, port, corpus_path=corpus_path, retriever=retriever, n_articles=n_articles,
+                    world_seed=world_seed, topk=topk)
+
+
+sandbox_app = typer.Typer(no_args_is_help=True, help="Sandbox backends: bubblewrap (default) and Docker.")
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("build-image")
+def sandbox_build_image(
+    tag: Optional[str] = typer.Option(None, help="Image tag (default: the one DockerSandbox uses)."),
+    method: str = typer.Option("auto", help="auto | dockerfile | debootstrap"),
+    mirror: Optional[str] = typer.Option(None, help="Debian mirror for debootstrap (default: this machine's apt one)."),
+    force: bool = typer.Option(False, "--force", help="Rebuild even if the image exists."),
+) -> None:
+    """Build the Docker sandbox image (cached by tag). Needs dockerd; offline: root + debootstrap."""
+    from arl_envs.core.errors import SandboxUnavailable
+    from arl_envs.sandbox.image import DEFAULT_IMAGE, build_image
+
+    try:
+        build_image(tag or DEFAULT_IMAGE, method=method, mirror=mirror, force=force, log=console.print)
+    except (SandboxUnavailable, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+
+
+@sandbox_app.command("check")
+def sandbox_check() -> None:
+    """Run print(1) in each sandbox backend and say which work here (and the install step for the others)."""
+    from arl_envs.core.errors import SandboxUnavailable
+    from arl_envs.sandbox import BACKENDS, get_sandbox
+
+    ok = True
+    for backend in BACKENDS:
+        try:
+            with get_sandbox(backend) as sb:
+                result = sb.run(code="print(1)")
+            status = "ok" if result.ok else f"FAILED: {result.describe()} {result.stderr.strip()[-300:]}"
+            ok &= result.ok
+            console.print(f"{backend}: {status} ({result.duration_s * 1000:.0f} ms)", markup=False)
+        except SandboxUnavailable as exc:
+            console.print(f"{backend}: unavailable: {exc}", markup=False)
+    raise typer.Exit(0 if ok else 1)
 
 
 @app.command()

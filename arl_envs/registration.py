@@ -51,6 +51,12 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.math.env:DatasetEnv",
         "Math word problems from JSONL (GSM8K or MATH form); default: GSM8K test split (1,319 problems).",
     ),
+    EnvSpecRow(
+        "arl/math.tool-v0",
+        "arl_envs.envs.math.tool:ToolMathEnv",
+        "Tool-integrated math: a sandboxed persistent Python session, then a \\boxed{} answer.",
+        tags=("sandbox",),
+    ),
     # --- search (issue 5) ---
     EnvSpecRow(
         "arl/search.multihop-v0",

@@ -39,7 +39,7 @@ from arl_envs.core.errors import InvalidActionType, ResetNeeded
 #: Info keys every step must carry.
 STEP_INFO_KEYS = ("task_id", "turn", "reward_components", "action_error", "tool_calls", "success")
 #: Info keys every reset must carry.
-RESET_INFO_KEYS = ("task_id", "turn", "tools", "instructions")
+RESET_INFO_KEYS = ("task_id", "task", "turn", "tools", "instructions")
 DEFAULT_EXPERT_SEEDS = (0, 1, 2, 3, 4)
 DEFAULT_FUZZ_ACTIONS = 200
 DEFAULT_RANDOM_EPISODES = 5
@@ -79,6 +79,12 @@ _FIXED_FUZZ: tuple[str, ...] = (
     "<" * 5000,
     "{" * 5000 + "}" * 4999,
     "\\boxed{" * 1000,
+    ("\\fbox{" * 20000),
+    "<answer>" * 10000,
+    "<information>" * 5000 + "</information>",
+    "<tool_call>" + "[" * 3000 + "]" * 3000 + "</tool_call>",
+    '<tool_call>{"name": "answer", "arguments": ' + '{"a": ' * 2000 + "1" + "}" * 2000 + "}</tool_call>",
+    "\ud800 lone surrogate",
 )
 
 

@@ -52,6 +52,8 @@ def parse_json_tool_calls(text: str) -> list[ToolCall]:
             i += 1
         try:
             obj, end = _JSON.raw_decode(text, i)
+        except RecursionError:
+            raise ParseError(f"tool call #{len(calls) + 1} is nested too deeply to parse") from None
         except json.JSONDecodeError as exc:
             raise ParseError(
                 f"tool call #{len(calls) + 1} is not valid JSON ({exc.msg} at character {exc.pos - i}); "
@@ -97,22 +99,28 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 def boxed_contents(text: str) -> list[str]:
     """Contents of every ``\\boxed{...}`` (and ``\\fbox{...}``) in ``text``, braces balanced, in order.
 
-    An unclosed box (unbalanced braces) is skipped.
+    An unclosed box (unbalanced braces) is skipped. Runs in time linear in ``len(text)``: one pass keeps a stack
+    of open braces, so thousands of unclosed boxes cannot make it quadratic.
     """
-    out: list[str] = []
-    for m in _BOXED.finditer(text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            c = text[i]
-            if c == "\\" and i + 1 < len(text):
-                i += 2
-                continue
-            depth += c == "{"
-            depth -= c == "}"
-            i += 1
-        if depth == 0:
-            out.append(text[m.end() : i - 1])
-    return out
+    starts = {m.end() - 1: m.end() for m in _BOXED.finditer(text)}  # index of a box's "{" -> content start
+    if not starts:
+        return []
+    found: list[tuple[int, str]] = []
+    stack: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n and i + 1 not in starts:
+            i += 2
+            continue
+        if c == "{":
+            stack.append(i)
+        elif c == "}" and stack:
+            open_at = stack.pop()
+            if open_at in starts:
+                found.append((open_at, text[starts[open_at] : i]))
+        i += 1
+    return [content for _, content in sorted(found)]
 
 
 def last_boxed(text: str) -> str | None:
@@ -121,16 +129,43 @@ def last_boxed(text: str) -> str | None:
     return boxes[-1].strip() if boxes else None
 
 
+def _tag_spans(text: str, tag: str) -> list[tuple[int, int, int, int]]:
+    """``(open_start, content_start, content_end, close_end)`` of each complete ``<tag>...</tag>``, in order.
+
+    Linear time: each opening tag pairs with the next closing tag found by ``str.find`` from a moving position, so
+    many unclosed tags do not rescan the text.
+    """
+    open_t, close_t = f"<{tag}>", f"</{tag}>"
+    spans: list[tuple[int, int, int, int]] = []
+    pos = 0
+    next_close = text.find(close_t)
+    while next_close >= 0:
+        start = text.find(open_t, pos)
+        if start < 0:
+            break
+        if next_close < start + len(open_t):
+            next_close = text.find(close_t, start + len(open_t))
+            if next_close < 0:
+                break
+        spans.append((start, start + len(open_t), next_close, next_close + len(close_t)))
+        pos = next_close + len(close_t)
+        next_close = text.find(close_t, pos)
+    return spans
+
+
 def extract_tags(text: str, tag: str) -> list[str]:
     """Contents of every complete ``<tag>...</tag>`` block (non-greedy, across newlines), in order."""
-    t = re.escape(tag)
-    return [m.group(1) for m in re.finditer(rf"<{t}>(.*?)</{t}>", text, flags=re.DOTALL)]
+    return [text[a:b] for _, a, b, _ in _tag_spans(text, tag)]
 
 
 def strip_tags(text: str, tag: str) -> str:
     """``text`` with every ``<tag>...</tag>`` block removed (used to discard fake observations the model wrote)."""
-    t = re.escape(tag)
-    return re.sub(rf"<{t}>.*?</{t}>", "", text, flags=re.DOTALL)
+    out, pos = [], 0
+    for start, _, _, end in _tag_spans(text, tag):
+        out.append(text[pos:start])
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)

@@ -205,8 +205,9 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             options: ``{"task_id": str}`` picks a task by id.
 
         Returns:
-            ``(observation, info)``; info has ``task_id``, ``turn`` (0), ``tools``, ``instructions``,
-            ``action_format``.
+            ``(observation, info)``. The observation is the instructions, a blank line, then the task (a complete
+            prompt by itself); info has ``task_id``, ``task`` (the task text alone), ``turn`` (0), ``tools``,
+            ``instructions`` and ``action_format``.
 
         Raises:
             TaskLoadError: Unknown ``task_id``.
@@ -221,10 +222,14 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         self.invalid_actions = 0
         self._episode_active = True
         instructions = self.instructions()
-        obs = self._cap(obs)
-        self.transcript = [("system", instructions), ("user", obs)]
+        task_text = obs
+        # The first observation is a complete prompt on its own (instructions + task) for template-less models;
+        # info["instructions"] and info["task"] give the two parts separately for chat templates.
+        obs = self._cap(f"{instructions}\n\n{task_text}")
+        self.transcript = [("system", instructions), ("user", task_text)]
         info = {
             "task_id": self.task_id,
+            "task": task_text,
             "turn": 0,
             "tools": self.tool_schemas(),
             "instructions": instructions,

@@ -10,7 +10,7 @@ import gymnasium as gym
 class ChatMessages(gym.Wrapper[str, str, str, str]):
     """Keep the episode as a chat message list and put it in ``info["messages"]``.
 
-    After ``reset``: ``[{"role": "system", "content": instructions}, {"role": "user", "content": task}]``.
+    After ``reset``: ``[{"role": "system", "content": info["instructions"]}, {"role": "user", "content": info["task"]}]``.
     After each ``step``: ``{"role": "assistant", "content": action}`` then the next observation as
     ``{"role": "tool", "name": <tool>, "content": obs}`` when the action was a valid tool call, else
     ``{"role": "user", "content": obs}`` (format errors, feedback). ``info["tools"]`` (OpenAI JSON schemas) is set at
@@ -21,8 +21,8 @@ class ChatMessages(gym.Wrapper[str, str, str, str]):
 
     Args:
         env: An arl-envs env.
-        system_prompt: True (default) to put the instructions in a system message; False to prepend them to the
-            first user message instead (for templates without a system role).
+        system_prompt: True (default) to put the instructions in a system message; False for one user message holding
+            the first observation (instructions + task), for templates without a system role.
     """
 
     def __init__(self, env: gym.Env[str, str], system_prompt: bool = True):
@@ -36,9 +36,10 @@ class ChatMessages(gym.Wrapper[str, str, str, str]):
         self.tools = info.get("tools", [])
         instructions = info.get("instructions", "")
         if self.system_prompt:
-            self.messages = [{"role": "system", "content": instructions}, {"role": "user", "content": obs}]
+            task = info.get("task", obs)
+            self.messages = [{"role": "system", "content": instructions}, {"role": "user", "content": task}]
         else:
-            self.messages = [{"role": "user", "content": f"{instructions}\n\n{obs}" if instructions else obs}]
+            self.messages = [{"role": "user", "content": obs}]  # the first observation is instructions + task
         info = dict(info, messages=list(self.messages))
         return obs, info
 

@@ -64,7 +64,7 @@ class RecordEpisodes(gym.Wrapper[str, str, str, str]):
         ep, self._episode = self._episode, None
         ep["return"] = float(sum(ep["rewards"]))
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(ep, ensure_ascii=False) + "\n")
+            fh.write(json.dumps(ep) + "\n")  # ASCII escapes: lone surrogates in model text survive
 
     def close(self) -> None:
         self._flush()

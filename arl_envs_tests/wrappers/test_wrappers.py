@@ -12,7 +12,7 @@ def test_chat_messages_roles_and_tools() -> None:
     env = ChatMessages(gym.make("arl/math.arithmetic-v0", max_attempts=2, action_format="json"))
     obs, info = env.reset(seed=0)
     assert [m["role"] for m in info["messages"]] == ["system", "user"]
-    assert info["messages"][1]["content"] == obs
+    assert info["messages"][1]["content"] == info["task"] and obs == f"{info['instructions']}\n\n{info['task']}"
     assert info["tools"][0]["function"]["name"] == "answer"
     _, _, _, _, info = env.step("no call at all")
     assert info["messages"][-2] == {"role": "assistant", "content": "no call at all"}
@@ -27,7 +27,7 @@ def test_chat_messages_without_system_role() -> None:
     env = ChatMessages(gym.make("arl/math.arithmetic-v0"), system_prompt=False)
     obs, info = env.reset(seed=0)
     assert [m["role"] for m in info["messages"]] == ["user"]
-    assert info["messages"][0]["content"].endswith(obs) and info["instructions"] in info["messages"][0]["content"]
+    assert info["messages"][0]["content"] == obs and obs.startswith(info["instructions"])
 
 
 def test_chat_template_accepts_messages() -> None:

@@ -83,7 +83,7 @@ def test_dataset_loader_forms_and_errors(tmp_path) -> None:
     assert [t.task_id for t in tasks] == ["mixed:1", "mixed:3", "p/3"]
     env = gym.make("arl/math.dataset-v0", path=str(good))
     obs, info = env.reset(options={"task_id": "mixed:3"})
-    assert obs == "Half of 1?"
+    assert info["task"] == "Half of 1?" and obs.endswith("\n\nHalf of 1?")
     *_, info = env.step("\\boxed{0.5}")
     assert info["success"]
     with pytest.raises(TaskLoadError, match="not found"):
