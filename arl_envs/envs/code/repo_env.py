@@ -370,6 +370,8 @@ class RepoEnv(AgentEnv):
         except Exception as exc:  # noqa: BLE001
             return None, {"env_error": f"{type(exc).__name__}: {exc}"}
         timing: dict[str, Any] = {"sandbox_s": round(run.duration_s, 4), "cpu_limits_s": run.jobs[0].cpu_limits_s}
+        if run.sandbox_cpu_s is not None:
+            timing["sandbox_cpu_s"] = round(run.sandbox_cpu_s, 4)
         if run.calibration is not None:
             key = f"{task.task_id}#{hashlib.sha256(task.correct_source.encode()).hexdigest()[:12]}"
             _CALIBRATIONS[key] = run.calibration.cpu_limits_s

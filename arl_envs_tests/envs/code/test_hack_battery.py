@@ -261,3 +261,32 @@ def test_repo_expert_fix_scores_one(repo_env: Any) -> None:
     assert info["visible_passed"] == info["visible_total"] and info["reward_components"]["progress"] > 0
     *_, info = env.step(env.unwrapped.expert_action())
     assert info["reward_components"]["task"] == 1.0 and info["success"]
+
+
+def test_program_leftovers_do_not_hold_the_output(harness: Harness) -> None:
+    """A program that exits while a setsid'ed grandchild keeps stdout open is judged on what it printed."""
+    src = "import os, sys, time\nprint(5)\nsys.stdout.flush()\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(10**6)\n"
+    cases = [TestCase("stdio", stdin="", expected="5\n")]
+    job = harness.run([Job(source=src, cases=cases, cpu_limits_s=[0.5], mode="program")]).jobs[0]
+    assert job.cases[0].status == "pass"
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("hack", ["os_exit_at_import", "eq_always_true", "fork_and_hang", "kill_the_runner", "forge_result_record"])
+def test_docker_backend_battery_subset(hack: str) -> None:
+    """The same verdicts on the Docker backend (runner not pid 1 there: killing it only loses the verdict)."""
+    from arl_envs.core.errors import SandboxUnavailable
+    from arl_envs.sandbox import get_sandbox
+
+    try:
+        sb = get_sandbox("docker")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"Docker is not usable here: {exc}")
+    try:
+        h = Harness(sb)
+        good = h.run([Job(source="def add(a, b):\n    return a + b\n", cases=ADD_CASES, cpu_limits_s=[1.0] * 3, entry_point="add")])
+        assert good.env_error is None and good.jobs[0].n_passed == 3
+        bad = h.run([Job(source=_hack(hack, "add"), cases=ADD_CASES, cpu_limits_s=[1.0] * 3, entry_point="add")])
+        assert bad.env_error is None and bad.jobs[0].n_passed == 0
+    finally:
+        sb.close()
