@@ -194,16 +194,47 @@ class MathGrader:
             pass
 
 
-_shared: MathGrader | None = None
+class GraderPool:
+    """Graders for concurrent callers: each call borrows an idle :class:`MathGrader` (or starts a new one), so steps
+    running in parallel threads never wait on each other's deadline.
+
+    The number of worker processes grows to the peak number of concurrent calls and stays there.
+    """
+
+    def __init__(self) -> None:
+        self._idle: list[MathGrader] = []
+        self._lock = threading.Lock()
+
+    def grade(self, gold: str, pred: str, timeout_s: float | None = None) -> GradeResult:
+        """:meth:`MathGrader.grade` on a grader no other thread is using."""
+        if pred.strip() == gold.strip():
+            return GradeResult(True)
+        with self._lock:
+            grader = self._idle.pop() if self._idle else MathGrader()
+        try:
+            return grader.grade(gold, pred, timeout_s=timeout_s)
+        finally:
+            with self._lock:
+                self._idle.append(grader)
+
+    def close(self) -> None:
+        """Stop every idle worker process."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for grader in idle:
+            grader.close()
+
+
+_shared: GraderPool | None = None
 _shared_lock = threading.Lock()
 
 
-def shared_grader() -> MathGrader:
-    """The process-wide grader used by the math envs (one worker process per Python process)."""
+def shared_grader() -> GraderPool:
+    """The process-wide grader pool used by the math envs."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = MathGrader()
+            _shared = GraderPool()
         return _shared
 
 

@@ -142,3 +142,25 @@ def test_all_gsm8k_test_problems_gold_scores_1_wrong_scores_0() -> None:
         env.reset(options={"task_id": t.task_id})
         *_, reward, term, _, info = env.step(env.unwrapped.expert_action())
         assert reward == 1.0 and info["success"] and term
+
+
+@pytest.mark.slow
+def test_concurrent_timeouts_do_not_queue() -> None:
+    # Four threads each grading a pathological answer get a grader process each (the pool grows), instead of
+    # queueing behind one process's deadline.
+    from arl_envs.envs.math.grading import GraderPool
+
+    pool = GraderPool()
+    results: list[object] = []
+
+    def work() -> None:
+        results.append(pool.grade("1", TOWER, timeout_s=2.0))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=180)
+    assert len(results) == 4 and all(r.timed_out for r in results)  # type: ignore[attr-defined]
+    assert len(pool._idle) == 4  # four workers existed at once
+    pool.close()
