@@ -46,7 +46,6 @@ from arl_envs.envs.code.runner import (
     RESULT_MARKER,
     UNCALIBRATED_CPU_S,
     cpu_limit_from_reference,
-    encode,
 )
 from arl_envs.envs.code.tasks import TestCase
 
@@ -374,3 +373,21 @@ class Harness:
             for j in jobs
         ]
         return HarnessRun(results, env_error=env_error, duration_s=time.monotonic() - start, sandbox_cpu_s=cpu)
+
+
+__all__ = [
+    "CALIBRATION_CPU_S",
+    "CPU_FACTOR",
+    "CPU_FLOOR_S",
+    "CPU_QUANTUM_S",
+    "MAX_CPU_LIMIT_S",
+    "UNCALIBRATED_CPU_S",
+    "Calibration",
+    "CaseResult",
+    "Harness",
+    "HarnessRun",
+    "Job",
+    "JobResult",
+    "cpu_limit_from_reference",
+    "verify_record",
+]
