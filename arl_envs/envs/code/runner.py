@@ -78,6 +78,9 @@ HARD_WALL_FACTOR = 6.0
 IMPORT_CPU_S = 2.0
 #: Seconds to wait for a child's exit status after it closed its result pipe.
 EXIT_GRACE_S = 0.2
+#: Seconds the pid-1 runner waits for killed processes to be reaped, and its polling interval.
+REAP_TIMEOUT_S = 2.0
+REAP_POLL_S = 0.001
 #: Poll interval of the parent while a child works (CPU checks), seconds.
 POLL_S = 0.02
 #: Largest response (one serialised return value) accepted from a child, bytes.
@@ -354,14 +357,17 @@ def _kill_others(child: "Child | None") -> None:
             child.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-    if os.getpid() == 1:  # orphans are ours to reap
+    if os.getpid() == 1:  # orphans are ours to reap; after kill(-1) every process left is dying
+        deadline = time.monotonic() + REAP_TIMEOUT_S
         while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                break
+                break  # no process left in the run but us
             if pid == 0:
-                break
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(REAP_POLL_S)
 
 
 class Child:

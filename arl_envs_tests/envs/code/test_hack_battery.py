@@ -290,3 +290,15 @@ def test_docker_backend_battery_subset(hack: str) -> None:
         assert bad.env_error is None and bad.jobs[0].n_passed == 0
     finally:
         sb.close()
+
+
+def test_no_process_survives_into_the_next_case(harness: Harness) -> None:
+    """After a crash, every leftover (even one that left the process group with setsid) is killed and reaped."""
+    src = (
+        "import os, time\n\ndef add(a, b):\n    if a == 1:\n        if os.fork() == 0:\n            os.setsid()\n"
+        "            time.sleep(10**6)\n        os._exit(0)\n"
+        "    return sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())\n"
+    )
+    cases = [TestCase("call", fn="add", args=(1, 0), expected=1), TestCase("call", fn="add", args=(2, 0), expected=[1])]
+    job = harness.run([Job(source=src, cases=cases, cpu_limits_s=[0.5, 0.5], entry_point="add")]).jobs[0]
+    assert [c.status for c in job.cases] == ["crash", "pass"], job.cases[1].got  # only the runner (pid 1) is left
