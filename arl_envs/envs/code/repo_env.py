@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
@@ -48,7 +49,8 @@ APPLY_PATCH_SCRIPT = (
     "patch -p1 --dry-run --batch --forward < /tmp/arl.diff; exit 1"
 )
 
-_TAGS = ("bash", "read_file", "write_file", "apply_patch", "submit")
+#: Source of the fallback applier (sandboxes without GNU patch, e.g. the minimal Docker image).
+APPLY_PATCH_SOURCE = (Path(__file__).parent / "apply_patch.py").read_text(encoding="utf-8")
 _ACTION_RE = re.compile(
     r"<(?P<tag>bash|read_file|apply_patch)>(?P<body>.*?)</(?P=tag)>"
     r'|<write_file\s+path\s*=\s*"(?P<path>[^"]*)"\s*>(?P<content>.*?)</write_file>'
@@ -160,6 +162,7 @@ class RepoEnv(AgentEnv):
         self.task: RepoTask | None = None
         self.best_visible = 0.0
         self._fingerprint: str | None = None
+        self._has_patch: dict[int, bool] = {}
 
     # ----------------------------------------------------------------- AgentEnv hooks
     def tools(self) -> list[Tool]:
@@ -252,7 +255,7 @@ class RepoEnv(AgentEnv):
             except (ValueError, OSError) as exc:
                 obs = f"Could not write {path!r}: {exc}"
         else:
-            res = self._run_shell(sb, APPLY_PATCH_SCRIPT, stdin=str(args["patch"]))
+            res = self._apply_patch(sb, str(args["patch"]))
             if res.sandbox_error is not None:
                 return Transition("The sandbox failed to apply the patch.", {}, env_error=res.sandbox_error)
             obs = ("Patch applied.\n" if res.exit_code == 0 else "") + self._shell_output(res)
@@ -302,7 +305,7 @@ class RepoEnv(AgentEnv):
         return f"{rel}{more}:\n{_cut(text)}"
 
     @staticmethod
-    def _run_shell(sb: Any, command: str, stdin: str | None = None) -> Any:
+    def _run_shell(sb: Any, command: str | list[str], stdin: str | None = None) -> Any:
         from arl_envs.sandbox import Limits  # noqa: PLC0415
 
         limits = Limits(wall_time_s=BASH_WALL_S, cpu_time_s=BASH_CPU_S, memory_mb=BASH_MEMORY_MB,
@@ -313,6 +316,17 @@ class RepoEnv(AgentEnv):
             from arl_envs.sandbox import ExecResult  # noqa: PLC0415
 
             return ExecResult(stderr=f"{exc}\n", exit_code=2)
+
+    def _apply_patch(self, sb: Any, patch: str) -> Any:
+        """GNU ``patch`` (-p1, else -p0) when the sandbox has it, else the stdlib applier of :mod:`.apply_patch`."""
+        if self._has_patch.get(id(sb)) is None:
+            probe = self._run_shell(sb, "command -v patch >/dev/null")
+            if probe.sandbox_error is not None:
+                return probe
+            self._has_patch = {id(sb): probe.exit_code == 0}
+        if self._has_patch[id(sb)]:
+            return self._run_shell(sb, APPLY_PATCH_SCRIPT, stdin=patch)
+        return self._run_shell(sb, [sb.python, "-I", "-S", "-c", APPLY_PATCH_SOURCE], stdin=patch)
 
     @staticmethod
     def _shell_output(res: Any) -> str:

@@ -137,3 +137,14 @@ def test_templates_kwarg() -> None:
 def test_conformance_json_format() -> None:
     report = check_conformance("arl/code.repo-v0", env_kwargs={"action_format": "json"}, n_fuzz=40)
     assert report.passed, report.summary()
+
+
+def test_patch_fallback_without_gnu_patch(env: Any) -> None:
+    """Where the sandbox has no `patch` binary (the minimal Docker image), the stdlib applier is used."""
+    env.reset(seed=0, options={"task_id": TASK})
+    inner = env.unwrapped
+    sb = inner._holder.get()
+    inner._has_patch = {id(sb): False}
+    obs, r, term, trunc, info = env.step(inner.expert_action())
+    assert "patching file schedule/timeutil.py" in obs and info["visible_passed"] == info["visible_total"]
+    assert env.step("<submit/>")[4]["success"]
