@@ -124,9 +124,9 @@ class RepoEnv(AgentEnv):
         ``bash(command)``, ``read_file(path)``, ``write_file(path, content)``, ``apply_patch(patch)``,
         ``submit()``.
     Rewards:
-        ``task`` (weight 1): on ``submit``, 1 if every hidden test passes (the visible tests plus about 30
-        hidden cases of every public function, run by the code harness outside the repository's reach), else
-        0. ``progress`` (weight 0.1): increase of the visible pass fraction over the best so far, measured after
+        ``task`` (weight 1): on ``submit``, 1 if every hidden test passes (the visible tests plus up to 4 more
+        cases of every public function, 35-46 in all, at least one exposing the bug; run by the code harness,
+        never written where the agent can read them), else 0. ``progress`` (weight 0.1): increase of the visible pass fraction over the best so far, measured after
         actions that change files. ``format`` (weight 0.1): raw -1 for a reply without an action tag.
     Episode end:
         Terminated on ``submit`` or after more than ``max_invalid_actions`` (default 3) malformed replies;
