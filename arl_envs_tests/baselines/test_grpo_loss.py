@@ -169,7 +169,7 @@ def test_ratio_one_loss_zero_but_gradient_not() -> None:
     adv = torch.tensor([1.0, -1.0])
     mask = torch.tensor([[0.0, 1.0, 1.0, 1.0], [0.0, 1.0, 1.0, 1.0]])
     loss, stats = grpo_loss(logp, logp.detach(), adv, mask)
-    assert float(loss) == 0.0
+    assert float(loss.detach()) == 0.0
     assert stats["ratio_mean"] == 1.0
     loss.backward()
     assert logp.grad[0, 1:].tolist() == pytest.approx([-1 / 6] * 3)

@@ -102,7 +102,9 @@ class GRPOConfig:
         compile: Compile the decode step with CUDA graphs; None: on CUDA only.
         num_threads: ``torch.set_num_threads`` (None leaves torch's default).
         progress: Show a tqdm progress bar.
-        log_samples: Completions printed into ``samples.jsonl`` per step (0: none).
+        log_samples: Episodes written to ``samples.jsonl`` per step (0: none).
+        time_limit_s: Stop GRPO early once the run has lasted this many seconds (the final evaluation still runs);
+            None: no limit.
     """
 
     # rollouts
@@ -152,6 +154,7 @@ class GRPOConfig:
     num_threads: int | None = None
     progress: bool = True
     log_samples: int = 2
+    time_limit_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.loss_type not in LOSS_TYPES:

@@ -36,6 +36,8 @@ from baselines.grpo.policy import _split_ok
 
 #: Check "every row finished" every this many decode steps on CUDA (each check synchronises with the GPU).
 CUDA_STOP_CHECK_INTERVAL = 8
+#: Decode-step calls made at warm-up (compilation, then CUDA-graph recording and a first replay).
+WARMUP_CALLS = 3
 
 
 @dataclass
@@ -108,6 +110,7 @@ class FastDecoder:
         self.sync_every = CUDA_STOP_CHECK_INTERVAL if self.device.type == "cuda" else 1
         use_compile = self.device.type == "cuda" if compile is None else bool(compile)
         self.compiled = False
+        self._warm = False
         self.compile_error: str | None = None
         self._step = self._step_eager
         if use_compile:
@@ -150,11 +153,31 @@ class FastDecoder:
     def _decode_step(self, ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
         if not self.compiled:
             return self._step_eager(ids, positions, allowed)
+        # CUDA-graph outputs are overwritten by the next replay: copy them out
+        return self._step(ids, positions, allowed).clone()
+
+    def _warm_up(self) -> None:
+        """Compile (and capture the CUDA graph of) the decode step on a scratch batch; fall back to eager on failure.
+
+        Runs once, before the first real batch; the cache is reset afterwards, so a compilation that fails half way
+        leaves nothing behind.
+        """
+        self._warm = True
         try:
-            return self._step(ids, positions, allowed).clone()
-        except Exception as exc:  # pragma: no cover - CUDA only
+            self.cache.reset()
+            self.real.zero_()
+            self.real[:, 0] = True
+            ids = torch.full((self.B, 1), self.pad_id, dtype=torch.long, device=self.device)
+            pos = torch.zeros((self.B, 1), dtype=torch.long, device=self.device)
+            self._forward(ids, pos, self.real[:, None, None, :])
+            for i in range(1, 1 + min(WARMUP_CALLS, self.C - 1)):
+                self.real[:, i] = True
+                self._step(ids, pos + i, self.real[:, None, None, :]).clone()
+        except Exception as exc:  # pragma: no cover - depends on the platform
             self._fallback(exc)
-            raise RuntimeError("compiled decode step failed mid-batch; the batch must be restarted") from exc
+        finally:
+            self.cache.reset()
+            self.real.zero_()
 
     # ----------------------------------------------------------------- public API
     @property
@@ -176,6 +199,8 @@ class FastDecoder:
             raise ValueError(f"need {self.B} prompts, got {len(prompts)}")
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt: every row needs at least one token")
+        if self.compiled and not self._warm:
+            self._warm_up()
         self.cache.reset()
         self.real.zero_()
         self.pos.zero_()

@@ -166,9 +166,14 @@ class RolloutEngine:
     def prompt(self, env: Any, seed: int) -> tuple[list[int], str, Any]:
         """Reset ``env`` with ``seed``; return ``(prompt ids, first observation, info)``."""
         obs, info = env.reset(seed=int(seed))
-        instructions = info.get("instructions") if self.use_instructions else None
         tools = info.get("tools") if self.json_format else None
-        return self.policy.chat.prompt_ids(obs, instructions, tools), obs, info
+        task = info.get("task")
+        if task is None:  # the observation is the whole prompt (instructions included when the env has them)
+            return self.policy.chat.prompt_ids(obs, None, tools), obs, info
+        # the first observation is "instructions + blank line + task"; info gives the parts separately, so the
+        # instructions go where the chat template wants them (system message), or are left out
+        instructions = info.get("instructions") if self.use_instructions else None
+        return self.policy.chat.prompt_ids(str(task), instructions, tools), obs, info
 
     @torch.no_grad()
     def run(

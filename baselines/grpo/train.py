@@ -135,6 +135,9 @@ class Trainer:
         self.history: list[dict[str, Any]] = []
         self.evals: dict[str, dict[str, float]] = {}
         self.tokens_generated = 0
+        self.stopped_early = False
+        self.timings: dict[str, float] = {}
+        self.sft_examples = 0
         (self.out / "config.json").write_text(
             json.dumps({"env_id": env_id, "model": model, **cfg.to_dict()}, indent=2, default=str)
         )
@@ -376,6 +379,7 @@ class Trainer:
         k = max(1, len(h) // 5)
         return {
             "env_id": self.env_id,
+            "output": str(self.out),
             "model": self.policy.name,
             "parameters": self.policy.num_parameters(),
             "device": str(self.device),
@@ -383,6 +387,9 @@ class Trainer:
             "episodes_per_step": self.cfg.batch_episodes,
             "tokens_generated": self.tokens_generated,
             "wall_s": time.perf_counter() - self.t0,
+            "stopped_early": self.stopped_early,
+            "timings_s": {**self.timings, "eval_s": sum(e.get("eval_s", 0.0) for e in self.evals.values())},
+            "sft_examples": self.sft_examples,
             "decode_compiled": self.engine.decoder.compiled if self.engine._decoder is not None else False,
             "reward_first": float(np.nanmean([r["reward_mean"] for r in h[:k]])) if h else None,
             "reward_last": float(np.nanmean([r["reward_mean"] for r in h[-k:]])) if h else None,
@@ -525,17 +532,24 @@ def train(
     config = GRPOConfig.from_kwargs(**cfg)
     tr = Trainer(env_id, model, config, output)
     tr.evaluate("before")
+    t = time.perf_counter()
     if config.sft_steps > 0:
         tr.sft()
+        tr.timings["sft_s"] = time.perf_counter() - t
         tr.evaluate("after_sft")
     tr.setup_grpo()
+    t = time.perf_counter()
     bar = _bar(steps, "GRPO", config.progress)
     for _ in range(steps):
+        if config.time_limit_s is not None and time.perf_counter() - tr.t0 > config.time_limit_s:
+            tr.stopped_early = True
+            break
         nxt = tr.step + 1
         row = tr.grpo_step(evaluate=bool(config.eval_every) and nxt % config.eval_every == 0 and nxt < steps)
         bar.set_postfix(reward=f"{row['reward_mean']:.2f}", success=f"{row['success']:.2f}")
         bar.update(1)
     bar.close()
+    tr.timings["grpo_s"] = time.perf_counter() - t
     if steps > 0:
         tr.evaluate("final")
     if save_model:

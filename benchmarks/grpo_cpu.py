@@ -1,0 +1,143 @@
+"""GRPO baseline on CPU: fast-decode vs HF-generate tokens/s, and the learning curve of the CI learning test.
+
+    python benchmarks/grpo_cpu.py [--out runs/grpo_cpu] [--skip-learning]
+
+Prints a markdown block for benchmarks/RESULTS.md (also written to ``OUT/results.md``). Sizes are those the CPU
+tests use, so the numbers say what CI pays:
+
+1. Decoding on CPU (no compilation; the static-cache loop of :class:`~baselines.grpo.decode.FastDecoder`) against
+   ``model.generate``, batch 64, 64 sampled tokens, for ``tiny`` and ``tiny-S``.
+2. The learning recipe of ``test_tiny_model_learns_one_step_task`` (tiny-S, 800 SFT steps, 20 GRPO steps on
+   arithmetic difficulty 1, integer kind), with held-out success before, after SFT and after GRPO.
+3. The demo (``baselines.grpo.train.demo_run``): reward over the GRPO steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DECODE_SIZES = ("tiny", "tiny-S")
+DECODE = {"batch_size": 64, "prompt_len": 32, "new_tokens": 64}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the CPU benchmark; returns the results dict."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="runs/grpo_cpu")
+    ap.add_argument("--skip-learning", action="store_true")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from baselines.grpo.decode import benchmark_decoding
+    from baselines.grpo.policy import load_policy
+    from baselines.grpo.train import demo_run, train
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res: dict[str, Any] = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": __import__("transformers").__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "decode": [],
+    }
+    for size in DECODE_SIZES:
+        p = load_policy(size)
+        r = benchmark_decoding(p.model.eval(), pad_id=p.pad_id, compile=False, repeats=2, **DECODE)
+        r["model"], r["parameters"] = size, p.num_parameters()
+        res["decode"].append(r)
+        print("decode:", json.dumps(r), flush=True)
+    if not args.skip_learning:
+        sys.path.insert(0, str(ROOT))
+        from arl_envs_tests.baselines.test_grpo_train import LEARN
+
+        t = time.perf_counter()
+        s = train("arl/math.arithmetic-v0", "tiny-S", 20, out / "learn", **LEARN)
+        res["learning"] = {
+            "wall_s": round(time.perf_counter() - t, 1),
+            "timings_s": s["timings_s"],
+            "success": {k: round(v["success"], 3) for k, v in s["evals"].items()},
+            "pass@4_final": round(s["evals"]["final"]["pass@4"], 3),
+            "sft_loss_curve": _sft_curve(out / "learn"),
+        }
+        print("learning:", json.dumps(res["learning"]), flush=True)
+        t = time.perf_counter()
+        d = demo_run(out / "demo", progress=False)
+        rows = [json.loads(x) for x in (out / "demo" / "metrics.jsonl").read_text().splitlines()]
+        res["demo"] = {
+            "wall_s": round(time.perf_counter() - t, 1),
+            "reward_before": round(d["reward_before"], 3),
+            "reward_after": round(d["reward_after"], 3),
+            "success_before_grpo": round(d["success_before_grpo"], 3),
+            "success_after_grpo": round(d["success_after_grpo"], 3),
+            "reward_every_5_steps": [round(r["reward_mean"], 3) for r in rows[::5]],
+            "invalid_rate_every_5_steps": [round(r["invalid_action_rate"], 3) for r in rows[::5]],
+        }
+        print("demo:", json.dumps(res["demo"]), flush=True)
+    (out / "results.json").write_text(json.dumps(res, indent=2))
+    md = markdown(res)
+    (out / "results.md").write_text(md)
+    print(md)
+    return res
+
+
+def _sft_curve(run: Path) -> list[float]:
+    rows = [json.loads(x) for x in (run / "sft.jsonl").read_text().splitlines() if x.strip()]
+    return [round(r["sft_loss"], 3) for r in rows[:: max(1, len(rows) // 8)]]
+
+
+def markdown(r: dict[str, Any]) -> str:
+    """The RESULTS.md block."""
+    lines = [
+        f"### GRPO baseline on CPU - {r['date']}",
+        "",
+        f"Command: `python benchmarks/grpo_cpu.py`. Machine: {r['machine']}; Python {r['python']}, torch {r['torch']}, "
+        f"transformers {r['transformers']}.",
+        "",
+        "| model | params | batch | new tokens | FastDecoder tok/s | HF generate tok/s | speedup |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in r["decode"]:
+        lines.append(
+            f"| {d['model']} | {d['parameters']:,} | {d['batch_size']} | {d['new_tokens']} | "
+            f"{d['fast_tokens_per_s']:,.0f} | {d['generate_tokens_per_s']:,.0f} | {d['speedup']}x |"
+        )
+    if "learning" in r:
+        lr = r["learning"]
+        lines += [
+            "",
+            f"Learning test recipe (tiny-S, arithmetic difficulty 1 integer, 800 SFT + 20 GRPO steps): held-out "
+            f"success {lr['success']} (pass@4 after GRPO {lr['pass@4_final']}); wall {lr['wall_s']} s "
+            f"(phases: {', '.join(f'{k} {v:.1f}' for k, v in lr['timings_s'].items())}); SFT loss "
+            f"{lr['sft_loss_curve']}.",
+        ]
+    if "demo" in r:
+        d = r["demo"]
+        lines += [
+            "",
+            f"Demo (`demo_run`, tiny, 100 SFT + 40 GRPO steps, format weight 1): reward {d['reward_before']} -> "
+            f"{d['reward_after']} (first/last fifth of steps), every 5 steps {d['reward_every_5_steps']}; "
+            f"invalid-action rate {d['invalid_rate_every_5_steps']}; held-out success {d['success_before_grpo']} -> "
+            f"{d['success_after_grpo']}; wall {d['wall_s']} s.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
