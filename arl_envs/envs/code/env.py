@@ -264,18 +264,15 @@ class FunctionsEnv(AgentEnv):
             f"{len(task.visible)} visible test(s) check each submission; {len(task.hidden)} hidden test(s) "
             "decide your score."
         )
-        if self.action_format == "native":
-            fmt = "Reply with your complete solution in a ```python code block."
-        else:
-            fmt = "Call run_tests with your complete solution."
+        # the answer format is in the instructions, which the base class puts before this text
         if task.source == "generated":
-            return f"{task.prompt}\n\n{counts}\n{fmt}"
+            return f"{task.prompt}\n\n{counts}"
         if task.source == "humaneval" or task.prelude:
             return (
                 f"Complete the following Python function `{task.entry_point}`; write the whole function "
-                f"(signature included).\n\n```python\n{task.prompt.rstrip()}\n```\n\n{counts}\n{fmt}"
+                f"(signature included).\n\n```python\n{task.prompt.rstrip()}\n```\n\n{counts}"
             )
-        return f"{task.prompt}\n\n{counts}\n{fmt}"
+        return f"{task.prompt}\n\n{counts}"
 
     # ----------------------------------------------------------------- harness
     def _jobs(self, code: str, *, visible: bool, hidden: bool, gate_hidden: bool) -> tuple[list[Job], Job | None]:

@@ -203,10 +203,8 @@ class RepoEnv(AgentEnv):
         files = "\n".join(sorted(self.task.files))
         obs = (
             f"Repository: package `{self.task.package}` at {REPO_ROOT} (your working directory).\n\n"
-            f"{self.task.issue}\n\nSome tests fail. Run them with: {TEST_COMMAND}\n\nFiles:\n{files}\n\n"
-            + ("Reply with one action tag, e.g. <bash>" + TEST_COMMAND + "</bash>."
-               if self.action_format == "native" else "Call one tool per reply.")
-        )
+            f"{self.task.issue}\n\nSome tests fail. Run them with: {TEST_COMMAND}\n\nFiles:\n{files}"
+        )  # the action format is in the instructions, which the base class puts before this text
         return self.task.task_id, obs
 
     def _parse_native(self, text: str) -> list[ToolCall]:
