@@ -80,8 +80,14 @@ class GRPOConfig:
             ratio differ from 1 and the clip matter).
         micro_batch_size: Episodes per forward/backward (gradient accumulation over the rollout batch).
 
-    Optimiser: AdamW with ``lr``, ``weight_decay``, ``adam_betas``; gradient norm clipped at ``max_grad_norm``;
-        ``warmup_steps`` of linear warm-up, then constant.
+    Optimiser:
+        optimizer: ``adamw`` (default) or ``sgd`` (with ``sgd_momentum``).
+        lr: GRPO learning rate. The default (1e-4) suits the tiny models; 5e-5 was steadier for tiny-S; pretrained
+            checkpoints usually want 1e-6 to 1e-5. With a fresh Adam, 3e-4 and above lost success within a few
+            steps on the tiny models (benchmarks/RESULTS.md).
+        weight_decay, adam_betas, adam_eps: AdamW settings (betas/eps as TRL's defaults).
+        max_grad_norm: Gradient-norm clip.
+        warmup_steps: Linear learning-rate warm-up over the first GRPO steps, then constant.
 
     SFT warm start:
         sft_steps: Behaviour-cloning steps on expert trajectories before GRPO (0 skips SFT).

@@ -69,6 +69,8 @@ METRIC_KEYS = (
 )
 #: Episodes of each step written to samples.jsonl are the first of this many groups.
 SAMPLE_GROUPS = 2
+#: The reward curve is also drawn as a moving average over 1/SMOOTH_FRACTION of the steps.
+SMOOTH_FRACTION = 10
 
 
 def _device(name: str) -> torch.device:
@@ -223,7 +225,7 @@ class Trainer:
 
     def grpo_step(self, evaluate: bool = False) -> dict[str, Any]:
         """One rollout + update (+ a held-out evaluation when ``evaluate``); returns and logs the metrics line."""
-        cfg, model, policy = self.cfg, self.policy.model, self.policy
+        cfg, model = self.cfg, self.policy.model
         self.step += 1
         seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.num_groups)]
         model.eval()
@@ -461,8 +463,13 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
         return [float(r.get(key, float("nan"))) if r.get(key) is not None else float("nan") for r in rows]
 
     ax = axes[0, 0]
-    ax.plot(steps, series("reward_mean"), label="reward (train)")
-    ax.plot(steps, series("success"), label="success (train)")
+    reward = series("reward_mean")
+    ax.plot(steps, reward, label="reward (train)", alpha=0.5)
+    ax.plot(steps, series("success"), label="success (train)", alpha=0.5)
+    window = max(1, len(rows) // SMOOTH_FRACTION)
+    if window > 1:
+        smooth = np.convolve(np.nan_to_num(reward), np.ones(window) / window, mode="valid")
+        ax.plot(steps[window - 1 :], smooth, color="k", label=f"reward ({window}-step mean)")
     for tag, res in evals.items():
         ax.axhline(res.get("success", float("nan")), ls="--", lw=0.8, color="gray")
         ax.text(0, res.get("success", 0), f" eval {tag}: {res.get('success', float('nan')):.2f}", fontsize=7)
