@@ -153,8 +153,12 @@ class FastDecoder:
     def _decode_step(self, ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
         if not self.compiled:
             return self._step_eager(ids, positions, allowed)
-        # CUDA-graph outputs are overwritten by the next replay: copy them out
-        return self._step(ids, positions, allowed).clone()
+        try:
+            # CUDA-graph outputs are overwritten by the next replay: copy them out
+            return self._step(ids, positions, allowed).clone()
+        except Exception as exc:  # pragma: no cover - a recompilation that fails (before running anything)
+            self._fallback(exc)
+            return self._step_eager(ids, positions, allowed)
 
     def _warm_up(self) -> None:
         """Compile (and capture the CUDA graph of) the decode step on a scratch batch; fall back to eager on failure.
