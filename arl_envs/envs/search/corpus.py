@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +83,24 @@ def document_from_row(row: dict, line_no: int = 0) -> Document:
     raise TaskLoadError(f"corpus line {line_no}: document {doc_id!r} has neither 'contents' nor 'text'")
 
 
+def _jsonl_rows(p: Path, what: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed row)`` of each non-blank line of JSONL file ``p``.
+
+    Raises:
+        TaskLoadError: If the file is missing (``"<what> file not found"``) or a line is not JSON.
+    """
+    if not p.is_file():
+        raise TaskLoadError(f"{what} file not found: {p}")
+    with p.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield line_no, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TaskLoadError(f"{p}:{line_no}: not valid JSON ({exc.msg})") from None
+
+
 def load_corpus(path: str | os.PathLike[str]) -> list[Document]:
     """Load a wiki-18-format JSONL corpus.
 
@@ -96,23 +115,14 @@ def load_corpus(path: str | os.PathLike[str]) -> list[Document]:
             file holds no document.
     """
     p = Path(path)
-    if not p.is_file():
-        raise TaskLoadError(f"corpus file not found: {p}")
     docs: list[Document] = []
     seen: set[str] = set()
-    with p.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskLoadError(f"{p}:{line_no}: not valid JSON ({exc.msg})") from None
-            doc = document_from_row(row, line_no)
-            if doc.id in seen:
-                raise TaskLoadError(f"{p}:{line_no}: duplicate document id {doc.id!r}")
-            seen.add(doc.id)
-            docs.append(doc)
+    for line_no, row in _jsonl_rows(p, "corpus"):
+        doc = document_from_row(row, line_no)
+        if doc.id in seen:
+            raise TaskLoadError(f"{p}:{line_no}: duplicate document id {doc.id!r}")
+        seen.add(doc.id)
+        docs.append(doc)
     if not docs:
         raise TaskLoadError(f"corpus file {p} holds no documents")
     return docs
@@ -216,23 +226,14 @@ def load_qa(path: str | os.PathLike[str]) -> list[QAItem]:
             file holds no question.
     """
     p = Path(path)
-    if not p.is_file():
-        raise TaskLoadError(f"QA file not found: {p}")
     items: list[QAItem] = []
     seen: set[str] = set()
-    with p.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskLoadError(f"{p}:{line_no}: not valid JSON ({exc.msg})") from None
-            item = qa_from_row(row, len(items), f"{p}:{line_no}")
-            if item.id in seen:
-                raise TaskLoadError(f"{p}:{line_no}: duplicate question id {item.id!r}")
-            seen.add(item.id)
-            items.append(item)
+    for line_no, row in _jsonl_rows(p, "QA"):
+        item = qa_from_row(row, len(items), f"{p}:{line_no}")
+        if item.id in seen:
+            raise TaskLoadError(f"{p}:{line_no}: duplicate question id {item.id!r}")
+        seen.add(item.id)
+        items.append(item)
     if not items:
         raise TaskLoadError(f"QA file {p} holds no questions")
     return items
