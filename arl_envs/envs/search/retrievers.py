@@ -27,9 +27,8 @@ import os
 import re
 import tempfile
 import threading
-import urllib.error
+import time
 import urllib.parse
-import urllib.request
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -58,6 +57,13 @@ BM25_B = 0.75
 INDEX_VERSION = 1
 #: Default HTTP timeout of the remote retriever (seconds).
 DEFAULT_REMOTE_TIMEOUT_S = 30.0
+#: Retries of a remote request after a connection failure or a 502/503/504 answer.
+REMOTE_RETRIES = 4
+#: First wait before a retry (seconds); doubled after each retry (0.05, 0.1, 0.2, 0.4 s).
+REMOTE_BACKOFF_S = 0.05
+#: Keep-alive connections one client holds open.
+REMOTE_POOL_SIZE = 16
+_RETRY_STATUSES = frozenset({502, 503, 504})
 #: Documents the remote retriever remembers for ``get`` (most recent first out).
 REMOTE_DOC_CACHE_SIZE = 4096
 #: Batch size for embedding documents with the dense retriever.
@@ -388,27 +394,81 @@ class RemoteRetriever(Retriever):
         self.base_url = base
         self.timeout_s = timeout_s
         self._seen: OrderedDict[str, Document] = OrderedDict()
+        self._http = None
+        self._http_pid: int | None = None
 
-    def _request(self, path: str, payload: dict | None = None) -> dict:
-        data = None if payload is None else json.dumps(payload).encode("utf-8")
-        req = urllib.request.Request(self.base_url + path, data=data, method="GET" if data is None else "POST",
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                body = resp.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            raise RetrieverUnavailable(f"retrieval server {self.base_url}{path} answered {exc.code}: {detail}") from None
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise RetrieverUnavailable(f"retrieval server {self.base_url} unreachable: {reason}") from None
-        try:
-            out = json.loads(body)
-        except ValueError:
-            raise RetrieverUnavailable(f"retrieval server {self.base_url}{path} sent invalid JSON") from None
-        if not isinstance(out, dict):
-            raise RetrieverUnavailable(f"retrieval server {self.base_url}{path} sent {type(out).__name__}, not an object")
-        return out
+    def _client(self):
+        """The keep-alive HTTP client of this process (a forked worker makes its own: sockets do not cross forks)."""
+        pid = os.getpid()
+        if self._http is None or self._http_pid != pid:
+            try:
+                import httpx
+            except ImportError:
+                raise DependencyNotInstalled("the remote retriever needs httpx: pip install 'arl-envs[search]'") from None
+            limits = httpx.Limits(max_keepalive_connections=REMOTE_POOL_SIZE, max_connections=REMOTE_POOL_SIZE)
+            self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout_s, limits=limits)
+            self._http_pid = pid
+        return self._http
+
+    def _request(self, path: str, payload: dict | None = None, params: dict | None = None,
+                 missing_ok: bool = False) -> dict | None:
+        """One request, retried with exponential backoff on connection failures and 502/503/504.
+
+        Every request of this API is a read, so a retry is safe. Retries: :data:`REMOTE_RETRIES`, waiting
+        :data:`REMOTE_BACKOFF_S` seconds, doubled after each try.
+
+        Returns:
+            The decoded JSON object, or None for HTTP 404 when ``missing_ok``.
+
+        Raises:
+            RetrieverUnavailable: Unreachable after the retries, another error status, or a malformed body.
+        """
+        import httpx
+
+        client = self._client()
+        delay = REMOTE_BACKOFF_S
+        for attempt in range(REMOTE_RETRIES + 1):
+            last = attempt == REMOTE_RETRIES
+            try:
+                if payload is None:
+                    resp = client.get(path, params=params)
+                else:
+                    resp = client.post(path, json=payload)
+            except httpx.TimeoutException:
+                raise RetrieverUnavailable(
+                    f"retrieval server {self.base_url}{path} did not answer within {self.timeout_s} s") from None
+            except (httpx.TransportError, OSError) as exc:
+                if last:
+                    raise RetrieverUnavailable(
+                        f"retrieval server {self.base_url} unreachable after {REMOTE_RETRIES + 1} tries: "
+                        f"{type(exc).__name__}: {exc}") from None
+                time.sleep(delay)
+                delay *= 2
+                continue
+            if resp.status_code in _RETRY_STATUSES and not last:
+                time.sleep(delay)
+                delay *= 2
+                continue
+            if resp.status_code == 404 and missing_ok:
+                return None
+            if resp.status_code != 200:
+                detail = resp.text[:300]
+                raise RetrieverUnavailable(
+                    f"retrieval server {self.base_url}{path} answered {resp.status_code}: {detail}")
+            try:
+                out = resp.json()
+            except ValueError:
+                raise RetrieverUnavailable(f"retrieval server {self.base_url}{path} sent invalid JSON") from None
+            if not isinstance(out, dict):
+                raise RetrieverUnavailable(
+                    f"retrieval server {self.base_url}{path} sent {type(out).__name__}, not an object")
+            return out
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        if self._http is not None and self._http_pid == os.getpid():
+            self._http.close()
+        self._http = None
 
     def _remember(self, doc: Document) -> None:
         self._seen[doc.id] = doc
@@ -421,6 +481,7 @@ class RemoteRetriever(Retriever):
         if not queries:
             return []
         out = self._request("/retrieve", {"queries": list(queries), "topk": k, "return_scores": True})
+        assert out is not None
         result = out.get("result")
         if not isinstance(result, list) or len(result) != len(queries):
             raise RetrieverUnavailable(
@@ -449,11 +510,19 @@ class RemoteRetriever(Retriever):
         return hits_per_query
 
     def get(self, doc_id: str) -> Document | None:
+        """The document, from this client's cache or the server's ``/document`` extension.
+
+        Returns:
+            None when the server says the id is unknown (404), or answers with no usable document.
+
+        Raises:
+            RetrieverUnavailable: The server cannot be reached or fails (an infrastructure failure, which the env
+                reports as ``env_error``; never "no such document").
+        """
         if doc_id in self._seen:
             return self._seen[doc_id]
-        try:
-            out = self._request("/document?" + urllib.parse.urlencode({"id": doc_id}))
-        except RetrieverUnavailable:
+        out = self._request("/document", params={"id": doc_id}, missing_ok=True)
+        if out is None:
             return None
         row = out.get("document")
         if not isinstance(row, dict):

@@ -12,9 +12,11 @@ Extensions (ours): ``GET /document?id=<doc id>`` -> ``{"document": {...}}`` (404
 ``open`` tool through :class:`~arl_envs.envs.search.retrievers.RemoteRetriever`) and ``GET /health`` ->
 ``{"status": "ok", "documents": n, "retriever": "bm25", "corpus_hash": "..."}``.
 
-Bad requests get HTTP 400 (413 for a body over :data:`MAX_BODY_BYTES`) and ``{"error": "...", "detail": "..."}``.
-The server is the standard library's :class:`http.server.ThreadingHTTPServer`: one thread per connection, one
-retrieval at a time (a lock; BM25 queries take about a millisecond).
+Bad requests get HTTP 400 (413 for a body over :data:`MAX_BODY_BYTES`; a body nested too deeply for the JSON
+decoder is a 400 too) and ``{"error": "...", "detail": "..."}``.
+The server is the standard library's :class:`http.server.ThreadingHTTPServer`: one thread per connection
+(HTTP/1.1 keep-alive), a listen backlog of :data:`LISTEN_BACKLOG`, a per-connection socket timeout of
+:data:`CONNECTION_TIMEOUT_S`, one retrieval at a time (a lock; BM25 queries take about a millisecond).
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ MAX_QUERIES_PER_REQUEST = 1024
 DEFAULT_SERVER_TOPK = 3
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+#: Listen backlog (socketserver's default of 5 drops connections from a few dozen concurrent env workers).
+LISTEN_BACKLOG = 1024
+#: Socket timeout of one connection (seconds): a client silent this long (slow or idle keep-alive) is dropped,
+#: so no client can hold a server thread forever.
+CONNECTION_TIMEOUT_S = 30.0
 #: How often the serving thread checks for shutdown (seconds).
 _POLL_INTERVAL_S = 0.05
 
@@ -60,6 +67,7 @@ class RetrievalServer(ThreadingHTTPServer):
         host: Interface to bind (``127.0.0.1`` by default; ``0.0.0.0`` to serve other machines).
         port: TCP port; 0 picks a free one (read it back from :attr:`url`).
         default_topk: ``topk`` used when a request has none.
+        connection_timeout_s: Socket timeout of each connection (seconds; see :data:`CONNECTION_TIMEOUT_S`).
 
     Example::
 
@@ -71,11 +79,15 @@ class RetrievalServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, retriever: Retriever, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                 default_topk: int = DEFAULT_SERVER_TOPK):
+                 default_topk: int = DEFAULT_SERVER_TOPK, connection_timeout_s: float = CONNECTION_TIMEOUT_S):
         if not 1 <= default_topk <= MAX_TOPK:
             raise ValueError(f"default_topk must be in [1, {MAX_TOPK}], got {default_topk}")
+        if not connection_timeout_s > 0:
+            raise ValueError(f"connection_timeout_s must be > 0, got {connection_timeout_s}")
+        self.connection_timeout_s = float(connection_timeout_s)
         self.retriever = retriever
         self.default_topk = default_topk
         self.lock = threading.Lock()
@@ -149,6 +161,11 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     error_content_type = "application/json"
     error_message_format = '{"error": "%(message)s", "detail": "%(explain)s"}'
+    timeout = CONNECTION_TIMEOUT_S
+
+    def setup(self) -> None:
+        self.timeout = self.server.connection_timeout_s  # read by StreamRequestHandler.setup (socket timeout)
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet: a training run sends millions of requests
@@ -200,6 +217,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length > 0 else b""
         try:
             payload = json.loads(raw or b"null")
+        except RecursionError:
+            self._error(HTTPStatus.BAD_REQUEST, "body is nested too deeply to parse")
+            return
         except ValueError:
             self._error(HTTPStatus.BAD_REQUEST, "body is not valid JSON")
             return

@@ -164,3 +164,83 @@ def test_serve_retriever_entry_point_in_a_subprocess() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# ----------------------------------------------------------------- issue 9, items 3 and 14-16
+def test_remote_open_with_server_down_is_env_error(sample_docs) -> None:
+    """Item 3: ``<open>`` against a dead server is an infrastructure failure, not "no such document"."""
+    srv = RetrievalServer(BM25Retriever(sample_docs), port=0).start()
+    env = gym.make("arl/search.qa-v0", retriever="remote", retriever_url=srv.url,
+                   corpus_path=None, qa_path=str(SAMPLE_QA_PATH))
+    env.reset(seed=0)
+    srv.stop()
+    obs, reward, term, trunc, info = env.step(f"<open>{sample_docs[3].id}</open>")
+    assert trunc and not term and reward == 0.0 and info["success"] is False
+    assert "unreachable" in info["env_error"] and "No document" not in obs
+    env.close()
+    with pytest.raises(RetrieverUnavailable, match="unreachable"):
+        RemoteRetriever(srv.url, timeout_s=5).get(sample_docs[3].id)
+
+
+def _fresh_connection_requests(url: str, n: int, errors: list[str]) -> None:
+    for _ in range(n):
+        try:
+            status, _ = post(url, {"queries": ["painter"], "topk": 1})
+            if status != 200:
+                errors.append(f"status {status}")
+        except Exception as exc:  # noqa: BLE001 - every lost request is counted
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def test_64_concurrent_clients_lose_no_request(server, sample_docs) -> None:
+    """Item 14: 64 clients at once, each on fresh connections (no retries) and through RemoteRetriever."""
+    import threading
+
+    errors: list[str] = []
+    threads = [threading.Thread(target=_fresh_connection_requests, args=(server.url, 8, errors)) for _ in range(64)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, f"{len(errors)} of 512 plain requests lost: {errors[:3]}"
+
+    def remote_client(out: list[int]) -> None:
+        r = RemoteRetriever(server.url, timeout_s=30)
+        try:
+            for i in range(8):
+                out.append(len(r.search(sample_docs[i].title, 2)))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            r.close()
+
+    counts: list[int] = []
+    threads = [threading.Thread(target=remote_client, args=(counts,)) for _ in range(64)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and len(counts) == 512 and all(c >= 1 for c in counts)
+
+
+def test_slow_client_is_dropped_and_others_are_served(sample_docs) -> None:
+    """Item 15: a client that sends half a request and goes silent loses its connection after the timeout."""
+    srv = RetrievalServer(BM25Retriever(sample_docs), port=0, connection_timeout_s=1.0).start()
+    try:
+        host, port = srv.server_address[:2]
+        with socket.create_connection((host, port), timeout=30) as sock:
+            sock.sendall(b"POST /retrieve HTTP/1.1\r\nHost: x\r\n")  # ... and never finishes the headers
+            assert post(srv.url, {"queries": ["painter"], "topk": 1})[0] == 200  # others are served meanwhile
+            start = time.monotonic()
+            data = sock.recv(4096)  # the server closes the connection (b"" or an error reply, then EOF)
+            while data:
+                data = sock.recv(4096)
+            assert time.monotonic() - start < 20
+    finally:
+        srv.stop()
+
+
+def test_deeply_nested_json_body_gets_400(server) -> None:
+    """Item 16: a body too deep for the JSON decoder is a 400 with a message, not a dropped connection."""
+    status, body = post(server.url, b"[" * 100_000 + b"]" * 100_000)
+    assert status == 400 and "nested too deeply" in body["error"]
