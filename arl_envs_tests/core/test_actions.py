@@ -79,3 +79,12 @@ def test_tags_and_fences() -> None:
     assert strip_tags("q <information>fake</information> r", "information") == "q  r"
     text = "```python\nprint(1)\n```\n```bash\nls\n```\n```\nx=2\n```"
     assert fenced_code_blocks(text) == ["print(1)\n", "x=2\n"]
+
+
+def test_huge_json_integers_are_parse_errors() -> None:
+    """Issue 9, item 5: an integer past Python's 4,300-digit str limit is a ParseError, not a ValueError."""
+    big = "9" * 5000
+    for text in ('<tool_call>{"name": "answer", "arguments": {"text": ' + big + "}}</tool_call>",
+                 '<tool_call>{"name": "answer", "arguments": "{\\"text\\": ' + big + '}"}</tool_call>'):
+        with pytest.raises(ParseError, match="could not be decoded|not a JSON object"):
+            parse_json_tool_calls(text)

@@ -274,7 +274,8 @@ def check_countdown(expression: str, numbers: list[int], target: int) -> tuple[b
         return False, f"expression longer than {COUNTDOWN_MAX_EXPR_CHARS} characters"
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
+        # ValueError: NUL bytes; UnicodeError: lone surrogates (e.g. "\udfff"), which the compiler cannot encode.
         return False, f"could not parse {expression!r} as an arithmetic expression"
     used: list[int] = []
 

@@ -100,3 +100,12 @@ def test_dataset_loader_forms_and_errors(tmp_path) -> None:
     empty.write_text("\n")
     with pytest.raises(TaskLoadError, match="no records"):
         load_dataset(str(empty))
+
+
+def test_countdown_checker_rejects_unencodable_text() -> None:
+    """Issue 9, item 6: a lone surrogate (or a NUL) is a wrong answer, not a UnicodeEncodeError."""
+    from arl_envs.envs.math.tasks import check_countdown
+
+    for expr in ("\udfff", "1 + \ud800", "1\x00+2"):
+        ok, feedback = check_countdown(expr, [1, 2, 3], 6)
+        assert ok is False and "could not parse" in feedback
