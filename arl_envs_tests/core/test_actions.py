@@ -88,3 +88,24 @@ def test_huge_json_integers_are_parse_errors() -> None:
                  '<tool_call>{"name": "answer", "arguments": "{\\"text\\": ' + big + '}"}</tool_call>'):
         with pytest.raises(ParseError, match="could not be decoded|not a JSON object"):
             parse_json_tool_calls(text)
+
+
+def test_find_blocks_agrees_with_the_regex_it_replaces() -> None:
+    """find_blocks == re.finditer(opener + '(.*?)' + closer) on random mixes of tags (back-references included)."""
+    import random
+    import re
+
+    from arl_envs.core.actions import find_blocks, remove_blocks
+
+    rng = random.Random(0)
+    pieces = ["<a>", "</a>", "<b>", "</b>", "<A>", "</B>", "x", "\n", "<", ">", "/"]
+    opener = re.compile(r"<(a|b)>", re.IGNORECASE)
+    ref = re.compile(r"<(a|b)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        got = [(b.opener.start(), b.content(), b.end)
+               for b in find_blocks(text, opener, lambda m: f"</{m.group(1)}>", ignore_case=True)]
+        want = [(m.start(), m.group(2), m.end()) for m in ref.finditer(text)]
+        assert got == want, text
+        blocks = find_blocks(text, opener, lambda m: f"</{m.group(1)}>", ignore_case=True)
+        assert remove_blocks(text, blocks, " ") == ref.sub(" ", text)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError
+from arl_envs.core.actions import ParseError, find_blocks
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
@@ -34,8 +35,12 @@ BASH_WALL_S = 20.0
 BASH_CPU_S = 10.0
 BASH_MEMORY_MB = 512
 BASH_OUTPUT_BYTES = 64 * 1024
-#: Files walked at most when fingerprinting the work directory (more: assume it changed).
+#: Entries (files and directories) and directory depth walked at most when fingerprinting the work directory
+#: (more: assume it changed).
 MAX_FINGERPRINT_FILES = 5_000
+MAX_FINGERPRINT_DEPTH = 64
+#: Task seeds are drawn from [0, MAX_TASK_SEED).
+MAX_TASK_SEED = 2**31 - 1
 #: Calibrated CPU limits kept per process (LRU), tasks.
 CALIBRATION_CACHE_SIZE = 4096
 #: Shell script applying a unified diff from stdin with -p1, falling back to -p0 (GNU patch).
@@ -51,12 +56,20 @@ APPLY_PATCH_SCRIPT = (
 
 #: Source of the fallback applier (sandboxes without GNU patch, e.g. the minimal Docker image).
 APPLY_PATCH_SOURCE = (Path(__file__).parent / "apply_patch.py").read_text(encoding="utf-8")
-_ACTION_RE = re.compile(
-    r"<(?P<tag>bash|read_file|apply_patch)>(?P<body>.*?)</(?P=tag)>"
-    r'|<write_file\s+path\s*=\s*"(?P<path>[^"]*)"\s*>(?P<content>.*?)</write_file>'
-    r"|<submit\s*/>|<submit>\s*</submit>",
-    re.DOTALL,
+#: Openers of the native actions (bounded repetitions only, so searching stays linear; see ``find_blocks``).
+_ACTION_OPEN = re.compile(
+    r"<(?P<tag>bash|read_file|apply_patch)>"
+    r'|<write_file\s{1,16}path\s{0,16}=\s{0,16}"(?P<path>[^"\n]{0,4096})"\s{0,16}>'
+    r"|(?P<submit><submit\s{0,16}/>|<submit>\s{0,16}</submit>)"
 )
+
+
+def _action_closer(opener: re.Match[str]) -> str:
+    if opener.group("tag"):
+        return f"</{opener.group('tag')}>"
+    if opener.group("submit"):
+        return ""  # self-contained
+    return "</write_file>"
 
 
 class BashArgs(BaseModel):
@@ -126,8 +139,10 @@ class RepoEnv(AgentEnv):
     Rewards:
         ``task`` (weight 1): on ``submit``, 1 if every hidden test passes (the visible tests plus up to 4 more
         cases of every public function, 35-46 in all, at least one exposing the bug; run by the code harness,
-        never written where the agent can read them), else 0. ``progress`` (weight 0.1): increase of the visible pass fraction over the best so far, measured after
-        actions that change files. ``format`` (weight 0.1): raw -1 for a reply without an action tag.
+        never written where the agent can read them), else 0. ``progress`` (weight 0.1): increase of the
+        visible pass fraction over the best so far, starting from the buggy repository's own fraction (no
+        reward without a fix), measured after actions that change files. ``format`` (weight 0.1): raw -1 for a
+        reply without an action tag.
     Episode end:
         Terminated on ``submit`` or after more than ``max_invalid_actions`` (default 3) malformed replies;
         truncated after ``max_turns`` (default 20; no task reward without a submit). A sandbox failure
@@ -187,13 +202,14 @@ class RepoEnv(AgentEnv):
             f"you have {self.max_turns} turns.\n{how}"
         )
 
+    def _new_task(self) -> RepoTask:
+        """The task drawn from ``self.np_random``: a (template, bug) pair, then the task's seed."""
+        template, bug = self._bugs[int(self.np_random.integers(0, len(self._bugs)))]
+        return repo_task(template, bug, int(self.np_random.integers(0, MAX_TASK_SEED)))
+
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:
-        if task_id is not None:
-            self.task = repo_task(*parse_repo_id(task_id))
-        else:
-            template, bug = self._bugs[int(self.np_random.integers(0, len(self._bugs)))]
-            self.task = repo_task(template, bug, int(self.np_random.integers(0, 2**31 - 1)))
-        self.best_visible = 0.0
+        self.task = repo_task(*parse_repo_id(task_id)) if task_id is not None else self._new_task()
+        self.best_visible = self.task.initial_visible_passed / len(self.task.visible)  # no reward for no change
         sb = self._holder.get()
         err = self._holder.new_episode()
         if err is not None:
@@ -208,22 +224,23 @@ class RepoEnv(AgentEnv):
         return self.task.task_id, obs
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        matches = list(_ACTION_RE.finditer(text))
-        if not matches:
+        blocks = find_blocks(text, _ACTION_OPEN, _action_closer)
+        if not blocks:
             raise ParseError(
                 "no action found: use one of <bash>...</bash>, <read_file>...</read_file>, "
                 '<write_file path="...">...</write_file>, <apply_patch>...</apply_patch>, <submit/>'
             )
-        m = matches[-1]
+        b = blocks[-1]
+        m = b.opener
         if m.group("tag"):
-            tag, body = m.group("tag"), m.group("body")
+            tag, body = m.group("tag"), b.content()
             if tag == "bash":
                 return [ToolCall("bash", {"command": body.strip()})]
             if tag == "read_file":
                 return [ToolCall("read_file", {"path": body.strip()})]
             return [ToolCall("apply_patch", {"patch": body.lstrip("\n")})]
         if m.group("path") is not None:
-            content = m.group("content")
+            content = b.content()
             if content.startswith("\n"):
                 content = content[1:]
             return [ToolCall("write_file", {"path": m.group("path").strip(), "content": content})]
@@ -297,7 +314,7 @@ class RepoEnv(AgentEnv):
         except (ValueError, OSError) as exc:
             return f"Cannot read {path!r}: {exc}"
         if data is None:
-            return f"No such file: {rel}"
+            return f"No such file (or not a regular file): {rel}"
         text = data.decode("utf-8", "replace")
         more = " (first 256 KiB)" if len(data) >= MAX_READ_BYTES else ""
         return f"{rel}{more}:\n{_cut(text)}"
@@ -336,24 +353,37 @@ class RepoEnv(AgentEnv):
         return "\n".join(parts)
 
     def _workdir_fingerprint(self) -> str | None:
-        """Hash of (path, size, mtime, ctime) of every work-directory file; None when it cannot be computed."""
-        sb = self._holder.get()
-        root = getattr(sb, "workdir", None)
+        """Hash of (path, size, mtime, ctime) of every work-directory entry; None when it cannot be computed.
+
+        An iterative walk (the agent controls the tree: no recursion) that never follows links and gives up, with
+        None, past :data:`MAX_FINGERPRINT_FILES` entries or :data:`MAX_FINGERPRINT_DEPTH` levels.
+        """
+        root = getattr(self._holder.get(), "workdir", None)
         if root is None:
             return None
         h = hashlib.sha256()
         n = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            for name in sorted(filenames):
+        stack = [(str(root), 0)]
+        while stack:
+            path, depth = stack.pop()
+            try:
+                with os.scandir(path) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
                 n += 1
                 if n > MAX_FINGERPRINT_FILES:
                     return None
                 try:
-                    st = os.lstat(os.path.join(dirpath, name))
+                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                h.update(f"{dirpath}/{name}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}\n".encode())
+                h.update(f"{entry.path}|{st.st_mode}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}\n".encode())
+                if stat.S_ISDIR(st.st_mode):
+                    if depth + 1 > MAX_FINGERPRINT_DEPTH:
+                        return None
+                    stack.append((entry.path, depth + 1))
         return h.hexdigest()
 
     # ----------------------------------------------------------------- tests

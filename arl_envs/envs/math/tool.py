@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, boxed_contents, last_boxed
+from arl_envs.core.actions import ParseError, boxed_contents, find_blocks, last_boxed
 from arl_envs.core.env import Transition
 from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
@@ -21,7 +21,7 @@ MAX_TOOL_OUTPUT_CHARS = 4_000
 DEFAULT_TOOL_TIMEOUT_S = 10.0
 TASK_SOURCES: dict[str, type[MathEnv]] = {"arithmetic": ArithmeticEnv, "countdown": CountdownEnv, "dataset": DatasetEnv}
 
-_PY_TAG = re.compile(r"<python>(.*?)</python>", re.DOTALL)
+_PY_TAG_OPEN = re.compile(r"<python>")
 _PY_FENCE = re.compile(r"```[ \t]*(?:python|py)[ \t]*\n(.*?)```", re.DOTALL)
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
@@ -169,7 +169,7 @@ class ToolMathEnv(MathEnv):
         self._sandbox.reset()
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        code_blocks = [(m.start(), m.group(1)) for m in _PY_TAG.finditer(text)]
+        code_blocks = [(b.opener.start(), b.content()) for b in find_blocks(text, _PY_TAG_OPEN, "</python>")]
         code_blocks += [(m.start(), m.group(1)) for m in _PY_FENCE.finditer(text)]
         box_starts = [m.start() for m in _BOX.finditer(text)] if boxed_contents(text) else []
         last_code = max(code_blocks, default=None)
@@ -190,8 +190,8 @@ class ToolMathEnv(MathEnv):
         if self.tool_calls_used >= self.max_tool_calls:
             return Transition(f"Tool budget used up ({self.max_tool_calls} python calls). Give your final answer now.")
         self.tool_calls_used += 1
-        if self._session is None:
-            self._session = self._sandbox.open_session()
+        if self._session is None:  # the session's CPU: the per-call limit times the calls allowed, no more
+            self._session = self._sandbox.open_session(cpu_budget_s=self.max_tool_calls * self.tool_timeout_s)
         result = self._session.run(call.arguments["code"], timeout_s=self.tool_timeout_s)
         info = {"tool_calls_used": self.tool_calls_used, "tool_status": result.describe()}
         if result.sandbox_error is not None:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from arl_envs.core.actions import ParseError
+from arl_envs.core.actions import ParseError, find_blocks, remove_blocks
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded, TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -51,10 +51,9 @@ SAMPLE_CORPUS_PATH = _PACKAGE_DATA / "sample_corpus.jsonl"
 SAMPLE_QA_PATH = _PACKAGE_DATA / "sample_qa.jsonl"
 
 _ACTION_TAGS = ("search", "open", "answer")
-_STRIP_BLOCKS = re.compile(r"<(information|think)>.*?</\1>", flags=re.DOTALL | re.IGNORECASE)
+_STRIP_OPEN = re.compile(r"<(information|think)>", flags=re.IGNORECASE)
 _UNCLOSED_INFORMATION = re.compile(r"<information>.*\Z", flags=re.DOTALL | re.IGNORECASE)
 _STRAY_CLOSE_INFORMATION = re.compile(r"</information>", flags=re.IGNORECASE)
-_TAG_RE = re.compile(r"<(search|open|answer)>(.*?)</\1>", flags=re.DOTALL | re.IGNORECASE)
 _OPEN_TAG_RE = re.compile(r"<(search|open|answer)>", flags=re.IGNORECASE)
 
 
@@ -97,10 +96,14 @@ OPEN_TOOL = Tool("open", "Read the full text of one document by its id.", OpenAr
 ANSWER_TOOL = Tool("answer", "Give the final answer. Ends the episode.", AnswerArgs)
 
 
+def _closing_tag(opener: re.Match[str]) -> str:
+    return f"</{opener.group(1)}>"
+
+
 def strip_fake_observations(text: str) -> str:
     """Remove text the model wrote in place of the env: ``<information>`` blocks (an unclosed one to the end of
     the reply) and ``<think>`` blocks, whose mentions of tags are reasoning, not actions."""
-    text = _STRIP_BLOCKS.sub(" ", text)
+    text = remove_blocks(text, find_blocks(text, _STRIP_OPEN, _closing_tag, ignore_case=True), " ")
     text = _UNCLOSED_INFORMATION.sub(" ", text)
     return _STRAY_CLOSE_INFORMATION.sub(" ", text)
 
@@ -119,7 +122,8 @@ def parse_search_action(text: str) -> ToolCall:
         ParseError: No action, an unclosed tag, more than one action, or an empty query / document id.
     """
     cleaned = strip_fake_observations(text)
-    found = [(m.group(1).lower(), m.group(2).strip()) for m in _TAG_RE.finditer(cleaned)]
+    found = [(b.opener.group(1).lower(), b.content().strip())
+             for b in find_blocks(cleaned, _OPEN_TAG_RE, _closing_tag, ignore_case=True)]
     opened = len(_OPEN_TAG_RE.findall(cleaned))
     if not found:
         if opened:
