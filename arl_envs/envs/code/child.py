@@ -7,13 +7,16 @@ the parent believes nothing this process says except a value it can parse with i
 It imports nothing but built-in modules at start (fast: ~15 ms), so it never parses JSON. Protocol:
 
 * parent -> child, on the request fd: frames ``<4-byte big-endian length><marshal data>``; the first frame is
-  the init dict (``mode``, ``source``, ``prelude``, ``entry_point``, ``repo_root``, ``memory_mb``, ``cpu_s``),
+  the init dict (``mode``, ``source``, ``prelude``, ``entry_point``, ``repo_root``, ``modules``, ``memory_mb``,
+  ``cpu_s``),
   then call dicts ``{"id", "fn", "args", "kwargs"}``. marshal is safe here: the parent is trusted.
 * child -> parent, on the response fd: one JSON line per message: ``{"id":0,"ready":true}`` or
   ``{"id":0,"import_error":"<hex>"}``, then per call ``{"id":N,"ok":<value>}``, ``{"id":N,"exc":"<hex>"}`` or
   ``{"id":N,"bad_value":"<hex>"}``. Values use the runner's tagged form (``{"i":"12"}``...) with strings as
   ``{"s":"<utf-8 hex>"}``, so no escaping is needed here; text fields are hex too.
 * ``mode="program"``: no calls; the submission runs as ``__main__`` with the real stdin/stdout.
+* ``modules`` (reference runs of ``code.repo-v0``): ``{relative path: source}`` of a package served from memory by
+  :class:`SourceImporter`, so the correct repository never exists in any file system the submission can read.
 """
 
 import marshal
@@ -28,6 +31,47 @@ MAX_TB_CHARS = 1500
 
 class _Unsendable(Exception):
     pass
+
+
+class SourceImporter:
+    """A ``sys.meta_path`` finder and loader serving a package from memory (no file is ever written).
+
+    Also used on the host (:mod:`arl_envs.envs.code.repo`) to import generated packages without a temporary
+    directory.
+
+    Args:
+        files: ``{"pkg/mod.py": source, "pkg/__init__.py": source, ...}``; entries not ending in ``.py`` are
+            ignored.
+        rename: Top-level package name to import the files under (default: the name in the paths).
+    """
+
+    def __init__(self, files, rename=None):
+        self.sources = {}
+        for rel, source in files.items():
+            if not rel.endswith(".py"):
+                continue
+            parts = rel[:-3].split("/")
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts.pop()
+            if rename:
+                parts[0] = rename
+            self.sources[".".join(parts)] = (source, is_package, rel)
+
+    def find_spec(self, name, path=None, target=None):
+        entry = self.sources.get(name)
+        if entry is None:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(name, self, origin="<memory>/" + entry[2], is_package=entry[1])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        source, _, rel = self.sources[module.__spec__.name]
+        exec(compile(source, rel, "exec"), module.__dict__)  # noqa: S102 - trusted: reference or generated code
 
 
 def _hex(text):
@@ -166,6 +210,8 @@ def main(req_fd, resp_fd):
     ns = module.__dict__
     entry = init.get("entry_point") or ""
     try:
+        if init.get("modules"):
+            sys.meta_path.insert(0, SourceImporter(init["modules"]))
         if init.get("repo_root"):
             sys.path.insert(0, init["repo_root"])
         if init.get("prelude"):

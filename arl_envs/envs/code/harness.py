@@ -137,8 +137,9 @@ class Job:
             defines helpers such as ``poly``).
         test_prelude: Trusted code executed in the runner before check-style tests (their helpers).
         repo_root: Directory inside the sandbox to import the repository from (``repo`` mode).
-        files: ``{relative path: text}`` written to a private directory of the run and used as the repo root
-            (reference runs: the correct repository never touches the agent's work directory).
+        files: ``{relative path: text}`` of a package the child imports from memory instead of ``repo_root``
+            (reference runs: the correct repository is never written to any file system, so no later process of
+            the run, the submission included, can read it).
     """
 
     source: str

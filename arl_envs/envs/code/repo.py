@@ -12,30 +12,34 @@
 5. hidden tests: every visible case again plus up to ``HIDDEN_PER_FUNCTION`` further cases per function
    (never written anywhere the agent can read), at least one of them exposing the bug; reward 1 needs them all;
 6. the expert's fix is the unified diff that reverts the snippet (``a/``/``b/`` paths, ``patch -p1``).
+
+A draw that cannot meet 4-5 is redrawn deterministically (see :func:`repo_task`), so every seed resets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import random
 import secrets
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from arl_envs.core.errors import TaskLoadError
+from arl_envs.envs.code.child import SourceImporter
 from arl_envs.envs.code.repo_templates import TEMPLATES, BugSite, RepoTemplate, bug_params, fill
+from arl_envs.envs.code.runner import strict_equal
 from arl_envs.envs.code.tasks import TestCase
 
 #: Candidate argument draws per public function.
 CANDIDATES_PER_FUNCTION = 12
-#: Extra rounds of draws (one per function each) while fewer than MIN_EXPOSING cases expose the bug.
+#: Extra rounds of draws (one per function each) while no visible and hidden-only case both expose the bug.
 EXTRA_CANDIDATES = 200
-#: Cases exposing the bug needed (one visible, one hidden-only).
-MIN_EXPOSING = 2
+#: Further draws (seeded from the task id and the attempt number, so still deterministic) when a draw exposes
+#: the bug in no visible or no hidden-only case.
+MAX_REDRAWS = 20
 #: Hidden-only cases kept per function.
 HIDDEN_PER_FUNCTION = 4
 #: Command that runs the visible tests inside the repository.
@@ -58,6 +62,8 @@ class RepoTask:
         buggy_source: Buggy content of ``bug_path``.
         visible: Visible test cases (also in ``tests/``).
         hidden: Hidden test cases (include the visible ones).
+        initial_visible_passed: Visible cases the buggy repository passes (evaluated on the host, compared
+            strictly as the harness does): the baseline of the ``progress`` reward.
         issue: A bug report derived from the first visible case that exposes the bug.
         expert_patch: Unified diff reverting the bug.
     """
@@ -73,6 +79,7 @@ class RepoTask:
     buggy_source: str
     visible: tuple[TestCase, ...]
     hidden: tuple[TestCase, ...]
+    initial_visible_passed: int
     issue: str
     expert_patch: str
 
@@ -83,34 +90,29 @@ def all_bug_ids() -> list[tuple[str, str]]:
 
 
 class _HostPackage:
-    """A generated package imported on the host under a unique name (our own code only); use as context manager."""
+    """A generated package imported on the host under a unique name (our own code only); use as context manager.
+
+    The modules are served from memory (:class:`~arl_envs.envs.code.child.SourceImporter`): no temporary
+    directory, which also makes task generation fast enough to check thousands of seeds in a test.
+    """
 
     def __init__(self, package: str, files: dict[str, str]) -> None:
         self.alias = f"_arl_repo_{secrets.token_hex(6)}"
-        self.package = package
-        self.root = Path(tempfile.mkdtemp(prefix="arl-repo-"))
-        pkg_dir = self.root / self.alias
-        pkg_dir.mkdir()
-        for rel, src in files.items():
-            if rel.startswith(package + "/"):
-                (pkg_dir / rel[len(package) + 1:]).write_text(src, encoding="utf-8")
+        self.importer = SourceImporter({rel: src for rel, src in files.items() if rel.startswith(package + "/")},
+                                       rename=self.alias)
 
     def __enter__(self) -> _HostPackage:
-        sys.path.insert(0, str(self.root))
-        importlib.invalidate_caches()
+        sys.meta_path.insert(0, self.importer)
         return self
 
     def function(self, module: str, name: str) -> Any:
         return getattr(importlib.import_module(f"{self.alias}.{module}"), name)
 
     def __exit__(self, *exc: object) -> None:
-        try:
-            sys.path.remove(str(self.root))
-        except ValueError:
-            pass
-        for key in [k for k in sys.modules if k == self.alias or k.startswith(self.alias + ".")]:
-            del sys.modules[key]
-        shutil.rmtree(self.root, ignore_errors=True)
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self.importer)
+        for name in self.importer.sources:
+            sys.modules.pop(name, None)
 
 
 def _copy(value: Any) -> Any:
@@ -174,8 +176,11 @@ def _diff(path: str, old: str, new: str) -> str:
 def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
     """Generate the task ``repo/<template_name>/<bug_name>/<seed>``.
 
+    A draw whose inputs expose the bug in no visible or no hidden-only case is redrawn (parameters and inputs)
+    from ``Random("<task id>#redraw<k>")``, k = 1..MAX_REDRAWS, so every seed gives a task, always the same one.
+
     Raises:
-        TaskLoadError: Unknown template or bug, or (a template bug) a bug no generated input exposes.
+        TaskLoadError: Unknown template or bug, or (a template bug) a bug no draw exposes.
     """
     template = TEMPLATES.get(template_name)
     if template is None:
@@ -185,7 +190,45 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
         raise TaskLoadError(f"unknown bug {bug_name!r} for template {template_name!r}; known: {sorted(bugs)}")
     bug = bugs[bug_name]
     task_id = f"repo/{template_name}/{bug_name}/{seed}"
-    rng = __import__("random").Random(task_id)
+    failure: _Unexposed | None = None
+    for attempt in range(MAX_REDRAWS + 1):
+        rng = random.Random(task_id if attempt == 0 else f"{task_id}#redraw{attempt}")
+        try:
+            return _generate(task_id, template, bug, rng)
+        except _Unexposed as exc:
+            failure = exc
+    raise TaskLoadError(f"{failure} (after {MAX_REDRAWS} redraws)")
+
+
+class _Unexposed(TaskLoadError):
+    """This draw of parameters and inputs exposes the bug in no visible or no hidden-only case (redrawn)."""
+
+
+def _visible_indices(per_fn: list[list[tuple[TestCase, bool]]]) -> list[tuple[int, int]]:
+    """``(function, case)`` indices of the visible tests: each function's first case, plus the first case that
+    exposes the bug when none of those does."""
+    visible = [(i, 0) for i, cases in enumerate(per_fn) if cases]
+    if not any(per_fn[i][j][1] for i, j in visible):
+        first = next(((i, j) for i, cases in enumerate(per_fn) for j, (_, e) in enumerate(cases) if e), None)
+        if first is not None:
+            visible.append(first)
+    return visible
+
+
+def _exposes_twice(per_fn: list[list[tuple[TestCase, bool]]]) -> bool:
+    """Whether a visible case and a hidden-only case both expose the bug."""
+    visible = set(_visible_indices(per_fn))
+    exposing = {(i, j) for i, cases in enumerate(per_fn) for j, (_, e) in enumerate(cases) if e}
+    return bool(exposing & visible) and bool(exposing - visible)
+
+
+def _generate(task_id: str, template: RepoTemplate, bug: BugSite, rng: random.Random) -> RepoTask:
+    """One draw of the task's parameters and test inputs from ``rng``.
+
+    Raises:
+        _Unexposed: no visible or no hidden-only case exposes the bug (the caller redraws).
+        TaskLoadError: a template bug (the snippet is not unique, the reference raises).
+    """
     params = template.params(rng)
     correct = _package_files(template, params)
     bug_path = f"{template.package}/{bug.module}"
@@ -199,6 +242,7 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
 
     per_fn: list[list[tuple[TestCase, bool]]] = [[] for _ in template.functions]
     seen: set[str] = set()
+    buggy_results: dict[tuple[int, int], tuple[bool, Any]] = {}  # (function, case) -> what the bug gives
     with _HostPackage(template.package, correct) as good, _HostPackage(template.package, buggy) as bad:
         fns = [(good.function(s.module, s.name), bad.function(s.module, s.name)) for s in template.functions]
 
@@ -216,6 +260,7 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
             exposes = not ok_bad or type(got) is not type(expected) or got != expected
             case = TestCase("call", fn=f"{template.package}.{spec.module}:{spec.name}", args=tuple(args),
                             expected=expected)
+            buggy_results[(i, len(per_fn[i]))] = (ok_bad, got)
             per_fn[i].append((case, exposes))
 
         for _ in range(CANDIDATES_PER_FUNCTION):
@@ -223,17 +268,14 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
                 draw(i)
         extra = 0
         # one exposing case for the visible set and one for the hidden-only set: draw more until both exist
-        while sum(e for cases in per_fn for _, e in cases) < MIN_EXPOSING and extra < EXTRA_CANDIDATES:
+        while not _exposes_twice(per_fn) and extra < EXTRA_CANDIDATES:
             for i in range(len(template.functions)):
                 draw(i)
             extra += 1
 
-    visible_idx: list[tuple[int, int]] = [(i, 0) for i, cases in enumerate(per_fn) if cases]
+    visible_idx = _visible_indices(per_fn)
     if not any(per_fn[i][j][1] for i, j in visible_idx):
-        first = next(((i, j) for i, cases in enumerate(per_fn) for j, (_, e) in enumerate(cases) if e), None)
-        if first is None:
-            raise TaskLoadError(f"{task_id}: no generated input exposes the bug")
-        visible_idx.append(first)
+        raise _Unexposed(f"{task_id}: no generated input exposes the bug")
     hidden_idx = list(visible_idx)
     for i, cases in enumerate(per_fn):
         rest = [j for j in range(len(cases)) if (i, j) not in visible_idx]
@@ -241,7 +283,7 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
         chosen = (exposing[:1] + [j for j in rest if j not in exposing[:1]])[:HIDDEN_PER_FUNCTION]
         hidden_idx += [(i, j) for j in sorted(chosen)]
     if not any(per_fn[i][j][1] for i, j in hidden_idx if (i, j) not in visible_idx):
-        raise TaskLoadError(f"{task_id}: no hidden-only case exposes the bug")
+        raise _Unexposed(f"{task_id}: no hidden-only case exposes the bug")
 
     visible = tuple(per_fn[i][j][0] for i, j in visible_idx)
     hidden = tuple(per_fn[i][j][0] for i, j in hidden_idx)
@@ -252,10 +294,10 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
         f"# {template.package}\n\n{template.summary}\n\nRun the tests from the repository root:\n\n"
         f"    {TEST_COMMAND}\n"
     )
-    issue = _issue(template, per_fn, visible_idx, buggy, task_id)
+    issue = _issue(template, per_fn, visible_idx, buggy_results, task_id)
     return RepoTask(
         task_id=task_id,
-        template=template_name,
+        template=template.name,
         bug=bug,
         package=template.package,
         files=files,
@@ -265,19 +307,22 @@ def repo_task(template_name: str, bug_name: str, seed: int) -> RepoTask:
         buggy_source=buggy[bug_path],
         visible=visible,
         hidden=hidden,
+        initial_visible_passed=sum(  # compared strictly, as the harness does
+            buggy_results[i, j][0] and strict_equal(buggy_results[i, j][1], per_fn[i][j][0].expected)
+            for i, j in visible_idx
+        ),
         issue=issue,
         expert_patch=_diff(bug_path, buggy[bug_path], correct[bug_path]),
     )
 
 
-def _issue(template: RepoTemplate, per_fn: list, visible_idx: list, buggy: dict[str, str], task_id: str) -> str:
+def _issue(template: RepoTemplate, per_fn: list, visible_idx: list, buggy_results: dict, task_id: str) -> str:
     for i, j in visible_idx:
         case, exposes = per_fn[i][j]
         if not exposes:
             continue
         spec = template.functions[i]
-        with _HostPackage(template.package, buggy) as bad:
-            ok, got = _call(bad.function(spec.module, spec.name), case.args)
+        ok, got = buggy_results[i, j]
         args = ", ".join(_literal(a) for a in case.args)
         call = f"{template.package}.{spec.module}.{spec.name}({args})"
         what = f"returns {got!r}" if ok else f"raises {got}"

@@ -416,6 +416,7 @@ class Child:
             "prelude": job.get("prelude", ""),
             "entry_point": job.get("entry_point", ""),
             "repo_root": job.get("repo_root"),
+            "modules": job.get("files") or None,
             "memory_mb": job["memory_mb"],
             "cpu_s": job["child_cpu_s"],
         }
@@ -628,13 +629,24 @@ class _CallFailed(BaseException):
 
 def _run_job(job: dict, payload: dict) -> dict:
     """Run every case of one job; returns ``{"import_error", "cases": [...], "import_cpu_s"}``."""
+    import shutil
+    import tempfile
+
+    cwd = tempfile.mkdtemp(prefix="arl-")
+    try:
+        return _run_job_in(dict(job, cwd=cwd), payload)
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
+def _run_job_in(job: dict, payload: dict) -> dict:
+    """:func:`_run_job` with ``job["cwd"]`` (an empty private directory) as the children's working directory.
+
+    A job's ``files`` (the correct repository of a reference run) are sent to its child, which imports them from
+    memory (:class:`~arl_envs.envs.code.child.SourceImporter`): they are never written to a file system that a
+    later process of the run (the submission) could read.
+    """
     child_source = payload["child"]
-    cwd = _private_dir(job.get("files") or {})
-    job = dict(job, cwd=cwd)
-    if job.get("files"):
-        job["repo_root"] = cwd
-    elif job.get("repo_root") is None:
-        job["repo_root"] = None
     cases = job["cases"]
     job["child_cpu_s"] = payload.get("_child_cpu_s") or IMPORT_CPU_S + sum(float(c["cpu_s"]) for c in cases) + 1.0
     if job["mode"] == "program":
@@ -665,19 +677,6 @@ def _run_job(job: dict, payload: dict) -> dict:
         else:
             state["child"].kill()
     return {"import_error": state["import_error"], "import_cpu_s": round(state["import_cpu"], 4), "cases": results}
-
-
-def _private_dir(files: dict) -> str:
-    """A fresh private directory under /tmp holding ``files`` (repo copies for reference runs)."""
-    import tempfile
-
-    root = tempfile.mkdtemp(prefix="arl-")
-    for rel, content in files.items():
-        path = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(content)
-    return root
 
 
 def _unhex(text: Any) -> str:

@@ -40,7 +40,7 @@ def test_tools_and_progress(env: Any) -> None:
     obs, *_ = env.step("<read_file>../../etc/passwd</read_file>")
     assert obs.startswith("Cannot read")
     obs, *_ = env.step("<read_file>nope.py</read_file>")
-    assert obs == "No such file: nope.py"
+    assert obs == "No such file (or not a regular file): nope.py"
     obs, r, term, trunc, info = env.step("<bash>python3 -m unittest discover -s tests -t . 2>&1 | tail -1; exit 3</bash>")
     assert obs.startswith("[exit code 3]") and "FAILED" in obs
     obs, r, term, trunc, info = env.step("<apply_patch>\n--- a/schedule/timeutil.py\n+++ b/schedule/timeutil.py\n@@ -1,1 +1,1 @@\n-nothing here\n+x\n</apply_patch>")
