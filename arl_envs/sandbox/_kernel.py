@@ -2,7 +2,14 @@
 """Python "kernel" run INSIDE the sandbox by :class:`arl_envs.sandbox.session.PythonSession`.
 
 This file is not imported by the host: its source is passed to ``python3 -c`` in the sandbox, with the
-per-call CPU limit (seconds) as ``sys.argv[1]``. It must run on the sandbox's interpreter alone (stdlib only).
+per-call CPU limit (seconds) as ``sys.argv[1]`` and ``"own-pidns"`` as ``sys.argv[2]`` when the interpreter is
+pid 2 of a pid namespace of its own (bwrap). It must run on the sandbox's interpreter alone (stdlib only).
+
+Nothing a cell starts may keep running once the call returns: with its own pid namespace the kernel SIGKILLs
+every other process in it (but pid 1, the reaper) before it reports ``D`` (elsewhere the host does it). While
+it waits for the next cell its CPU soft limit is lowered to what it used so far plus ``IDLE_CPU_GRACE_S``, and
+if its own CPU time (background threads of a cell) grows by more than that while idle it exits, so a cell that
+raised its soft limit cannot burn CPU between calls; the hard limit is the session's whole budget.
 
 Protocol (all integers big-endian):
   host -> kernel, on the original stdin: ``seq:u32 len:u32 code:bytes[len]`` (UTF-8 Python source).
@@ -27,6 +34,11 @@ import time
 import traceback
 
 CPU_PER_CALL_S = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+OWN_PID_NAMESPACE = len(sys.argv) > 2 and sys.argv[2] == "own-pidns"
+IDLE_CPU_GRACE_S = 0.2
+IDLE_POLL_S = 0.1
+IDLE_BURN_EXIT = 98
+KILL_ROUNDS = 20
 CHUNK = 65536
 HEADER = struct.Struct(">cII")
 REQUEST = struct.Struct(">II")
@@ -84,18 +96,59 @@ def read_exact(n):
     return b"".join(parts)
 
 
-def set_cpu_budget():
-    if CPU_PER_CALL_S <= 0:
-        return
+def cpu_used():
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def set_cpu_budget(seconds):
+    """Soft RLIMIT_CPU = CPU used so far + ``seconds`` (never above the hard limit, the session's budget)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    want = int(usage.ru_utime + usage.ru_stime + CPU_PER_CALL_S) + 1
+    want = int(cpu_used() + seconds) + 1
     if hard != resource.RLIM_INFINITY:
         want = min(want, hard)
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (want, hard))
     except (ValueError, OSError):
         pass
+
+
+def kill_strays():
+    """SIGKILL every process of our pid namespace but pid 1 (the reaper) and us; reap our own children."""
+    if not OWN_PID_NAMESPACE:
+        return
+    me = os.getpid()
+    for _ in range(KILL_ROUNDS):
+        alive = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in (1, me):
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                        continue  # a zombie: only waiting to be reaped
+                os.kill(int(name), 9)
+                alive = True
+            except (OSError, IndexError):
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not alive:
+            return
+        time.sleep(0.001)
+
+
+def wait_for_request():
+    """Block until the host sends a cell; exit if our CPU time grows meanwhile (a cell's threads burning)."""
+    set_cpu_budget(IDLE_CPU_GRACE_S)
+    idle_start = cpu_used()
+    while not select.select([ctl_in], [], [], IDLE_POLL_S)[0]:
+        if cpu_used() - idle_start > IDLE_CPU_GRACE_S:
+            os._exit(IDLE_BURN_EXIT)
 
 
 def run_cell(seq, source, namespace):
@@ -137,13 +190,16 @@ def main():
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     send(b"R", 0, b"")
     while True:
+        wait_for_request()
         seq, length = REQUEST.unpack(read_exact(REQUEST.size))
         source = read_exact(length).decode("utf-8", errors="replace")
         with drain_lock:
             current_seq = seq
-        set_cpu_budget()
+        if CPU_PER_CALL_S > 0:
+            set_cpu_budget(CPU_PER_CALL_S)
         error = run_cell(seq, source, namespace)
         flush_streams()
+        kill_strays()
         while True:
             with drain_lock:
                 if pending(out_r) == 0 and pending(err_r) == 0:

@@ -44,7 +44,7 @@ INLINE_STDIN_BYTES = 60_000
 READ_CHUNK = 1 << 16
 #: Largest ``files`` payload (sum of file sizes) accepted by :meth:`Sandbox.run`, bytes.
 MAX_FILES_BYTES = 256 * MIB
-#: CPU seconds a session's interpreter may use over its whole life (hard RLIMIT_CPU); the per-call
+#: Default CPU seconds of a whole session (its interpreters' hard RLIMIT_CPU, restarts included); the per-call
 #: ``Limits.cpu_time_s`` is enforced by the kernel lowering its soft limit before each cell.
 SESSION_CPU_BUDGET_S = 3600
 #: Code longer than this (characters) is written to a file instead of passed as ``python3 -c`` (argv limits).
@@ -451,20 +451,25 @@ class Sandbox(ABC):
         normalize_files({path: b""})
         return self._read_file(path, max_bytes)
 
-    def open_session(self, *, limits: Limits | None = None) -> PythonSession:
+    def open_session(self, *, limits: Limits | None = None, cpu_budget_s: float = SESSION_CPU_BUDGET_S) -> PythonSession:
         """Start a persistent Python interpreter in this sandbox's work directory (see :mod:`.session`).
 
         Args:
-            limits: Limits of the interpreter process (memory, processes, CPU seconds over its whole life,
-                output per call); ``wall_time_s`` is the default per-call timeout.
+            limits: Limits of the interpreter process (memory, processes; CPU seconds and output per call);
+                ``wall_time_s`` is the default per-call timeout.
+            cpu_budget_s: CPU seconds of the whole session, all calls and restarts together (the interpreter's
+                hard ``RLIMIT_CPU``: a cell cannot raise its per-call limit above what is left of it).
 
         Returns:
             A started :class:`~arl_envs.sandbox.session.PythonSession`; closed with the sandbox.
+
+        Raises:
+            ValueError: ``cpu_budget_s`` is not a positive number.
         """
         from arl_envs.sandbox.session import PythonSession  # noqa: PLC0415 - avoid an import cycle
 
         self._check_open()
-        session = PythonSession(self, self._check_limits(limits))
+        session = PythonSession(self, self._check_limits(limits), cpu_budget_s=cpu_budget_s)
         self._sessions.append(session)
         return session
 
@@ -535,9 +540,14 @@ class Sandbox(ABC):
     def _reset_workdir(self) -> None:
         """Replace the work directory by an empty one."""
 
+    #: Whether a session's interpreter is pid 2 of a pid namespace of its own (then it kills the processes a
+    #: cell leaves behind itself; otherwise :meth:`SessionProcess.kill_strays` does).
+    session_owns_pid_namespace: bool = False
+
     @abstractmethod
-    def _start_session_process(self, argv: list[str], limits: Limits) -> SessionProcess:
-        """Start a long-lived process for a session (stdin/stdout/stderr connected to the host)."""
+    def _start_session_process(self, argv: list[str], limits: Limits, cpu_budget_s: float) -> SessionProcess:
+        """Start a long-lived process for a session (stdin/stdout/stderr connected to the host), its hard CPU
+        limit ``cpu_budget_s`` seconds."""
 
     @abstractmethod
     def _close(self) -> None:
@@ -566,6 +576,12 @@ class SessionProcess(ABC):
     @abstractmethod
     def cpu_time_s(self) -> float | None:
         """CPU seconds used so far by the process tree (None if unknown)."""
+
+    def kill_strays(self) -> None:
+        """SIGKILL every process the interpreter's cells started (called when a call returns).
+
+        A no-op where the interpreter does this itself (:attr:`Sandbox.session_owns_pid_namespace`).
+        """
 
 
 def quote_argv(argv: Sequence[str]) -> str:

@@ -67,7 +67,6 @@ from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox.base import (
     MIB,
     READ_CHUNK,
-    SESSION_CPU_BUDGET_S,
     WORKDIR,
     ExecResult,
     Limits,
@@ -90,8 +89,11 @@ DEFAULT_HOST_UID = 65534
 SANDBOX_UID = 1000
 #: Default size of the per-episode work directory tmpfs, MiB.
 DEFAULT_WORKDIR_MB = 256
-#: Size of the per-run ``/tmp`` tmpfs, MiB.
+#: Size of the per-run ``/tmp`` and ``/dev/shm`` tmpfs mounts, MiB (``/`` and the rest of ``/dev`` are read-only,
+#: so these and ``/work`` are all a run can write, with or without a memory cgroup).
 TMP_MB = 64
+#: Size of the sandbox's own ``/etc`` tmpfs (root only), MiB.
+ETC_TMPFS_MB = 16
 #: Open-file limit inside the sandbox (RLIMIT_NOFILE).
 MAX_OPEN_FILES = 1024
 #: Virtual memory allowed on top of ``memory_mb`` when RLIMIT_AS replaces the memory cgroup, MiB
@@ -128,7 +130,7 @@ ETC_COPIES = ("alternatives", "ld.so.cache", "localtime", "mime.types", "python3
 ETC_COPY_MAX_BYTES = 4 * MIB
 #: Where extra site-packages directories appear inside the sandbox (suffixed by an index).
 SITE_PACKAGES_MOUNT = "/opt/arl/site-packages"
-#: Directory (under the system temp dir) holding per-sandbox state: ``<pid>-<token>/{work,etc,lock}``.
+#: Directory (under the system temp dir) holding per-sandbox state: ``<token>/{work,etc,lock}``.
 STATE_DIR_NAME = "arl-sandbox"
 #: State directories younger than this (seconds) are never swept.
 STALE_MIN_AGE_S = 60.0
@@ -170,8 +172,8 @@ def _default_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _mount_tmpfs(target: str, size_mb: int, uid: int, gid: int) -> None:
-    opts = f"size={int(size_mb)}m,mode=0700,uid={uid},gid={gid}".encode()
+def _mount_tmpfs(target: str, size_mb: int, uid: int, gid: int, mode: int = 0o700) -> None:
+    opts = f"size={int(size_mb)}m,mode={mode:04o},uid={uid},gid={gid}".encode()
     if _libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
@@ -216,13 +218,18 @@ def sweep_stale_state() -> int:
         except OSError:
             os.close(fd)
             continue  # alive
-        work = entry / "work"
-        if _is_mountpoint(str(work)):
-            _umount(str(work))
+        _umount_state(entry)
         shutil.rmtree(entry, ignore_errors=True)
         os.close(fd)
         removed += 1
     return removed
+
+
+def _umount_state(state: Path) -> None:
+    """Detach the tmpfs mounts of a state directory (``work``, ``etc``), if mounted."""
+    for name in ("work", "etc"):
+        if _is_mountpoint(str(state / name)):
+            _umount(str(state / name))
 
 
 def _open_beneath(root: Path, rel: str, *, write: bool, owner: tuple[int, int] | None) -> int:
@@ -230,16 +237,19 @@ def _open_beneath(root: Path, rel: str, *, write: bool, owner: tuple[int, int] |
 
     Walks the path one directory at a time with ``O_NOFOLLOW`` relative to the previous directory's fd, so
     neither a symlinked parent nor a symlinked file can redirect a host-side (root) write or read outside
-    ``root``, even if the sandbox swaps entries concurrently. For writes, missing parents are created and a
-    symlink at the final name is replaced; new entries are chowned to ``owner``.
+    ``root``, even if the sandbox swaps entries concurrently. Every open is ``O_NONBLOCK`` and only a regular
+    file is accepted at the final name, so a FIFO (or any other special file) the sandbox planted cannot block
+    the host. For writes, missing parents are created and a symlink at the final name is replaced; new entries
+    are chowned to ``owner``.
 
     Returns:
-        An open file descriptor (write: truncated, write-only; read: read-only).
+        An open file descriptor of a regular file (write: truncated, write-only; read: read-only).
 
     Raises:
-        OSError: a component is a symlink or not a directory, or the file cannot be opened.
+        OSError: a component is a symlink or not a directory, the final name is not a regular file, or the file
+            cannot be opened.
     """
-    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     fd = os.open(root, dir_flags)
     try:
         parts = rel.split("/")
@@ -256,20 +266,32 @@ def _open_beneath(root: Path, rel: str, *, write: bool, owner: tuple[int, int] |
             fd = next_fd
         name = parts[-1]
         if not write:
-            return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            file_fd = os.open(name, flags, 0o644, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno != errno.ELOOP:
-                raise
+            return _regular_file(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd))
+        try:  # no O_TRUNC yet: a special file must be refused before anything happens to it
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
             os.unlink(name, dir_fd=fd)  # a planted symlink: replace it by a regular file
-            file_fd = os.open(name, flags | os.O_EXCL, 0o644, dir_fd=fd)
+        elif st is not None and not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"{rel!r} exists and is not a regular file")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        file_fd = _regular_file(os.open(name, flags, 0o644, dir_fd=fd))  # swapped since the stat: refused
+        os.ftruncate(file_fd, 0)
         if owner is not None:
             os.fchown(file_fd, *owner)
         return file_fd
     finally:
         os.close(fd)
+
+
+def _regular_file(fd: int) -> int:
+    """``fd`` if it is a regular file (blocking mode restored), else close it and raise OSError."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _readable_by(path: str, uid: int, gid: int) -> bool:
@@ -344,20 +366,44 @@ def _copy_etc_entry(src: Path, dest: Path) -> None:
         dest.chmod(0o644)
 
 
+def _args_via_fd(argv: list[str], bwrap: str) -> tuple[list[str], int]:
+    """``argv`` with bwrap's options moved into a memfd read by ``bwrap --args FD``.
+
+    bwrap's reaper is pid 1 of a session's pid namespace, and ``/proc/1/cmdline`` would show its options
+    (host paths of the state directory, binds); this way it shows ``bwrap --args N -- <command>`` only (bwrap
+    wants the command itself on its command line).
+
+    Returns:
+        The new argv and the memfd (the caller passes it to the child and closes it).
+    """
+    i = argv.index(bwrap)
+    end = argv.index("--", i)
+    fd = os.memfd_create("bwrap-args")
+    data = b"".join(a.encode() + b"\0" for a in argv[i + 1 : end])
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [*argv[: i + 1], "--args", str(fd), *argv[end:]], fd
+
+
 class _BwrapProcess(SessionProcess):
     """One started bwrap process tree with its cgroup, pipes and status channel."""
 
-    def __init__(self, argv_builder: Callable[[int], list[str]], cgroup: RunCgroup | None, stdin: bool) -> None:
+    def __init__(
+        self, argv_builder: Callable[[int], list[str]], cgroup: RunCgroup | None, stdin: bool, bwrap: str
+    ) -> None:
         self.cgroup = cgroup
         self.start = time.monotonic()
         status_r, status_w = os.pipe()
+        argv, args_fd = _args_via_fd(argv_builder(status_w), bwrap)
         try:
             self.proc = subprocess.Popen(  # noqa: S603 - argv built by us; no host shell sees user input
-                argv_builder(status_w),
+                argv,
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(status_w,),
+                pass_fds=(status_w, args_fd),
                 start_new_session=True,
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
                 cwd="/",  # else the launcher shell exports the host cwd as PWD (visible in /proc/1/environ)
@@ -366,6 +412,8 @@ class _BwrapProcess(SessionProcess):
             os.close(status_r)
             os.close(status_w)
             raise
+        finally:
+            os.close(args_fd)
         os.close(status_w)
         self._status_r = status_r
         self._status_text = b""
@@ -597,6 +645,7 @@ class BwrapSandbox(Sandbox):
     """
 
     backend = "bwrap"
+    session_owns_pid_namespace = True
 
     def __init__(
         self,
@@ -657,13 +706,15 @@ class BwrapSandbox(Sandbox):
         if not getattr(BwrapSandbox, "_swept", False):
             BwrapSandbox._swept = True  # type: ignore[attr-defined]
             sweep_stale_state()
-        state = root / f"{os.getpid()}-{secrets.token_hex(6)}"
+        state = root / secrets.token_hex(8)  # no host pid: the name may show inside (non-root /proc/self/mountinfo)
         state.mkdir(mode=0o711)
         self._state = state
         self._lock_fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         etc = state / "etc"
         etc.mkdir(mode=0o755)
+        if self.is_root:  # a tmpfs of its own: /proc/self/mountinfo inside shows no host path for /etc
+            _mount_tmpfs(str(etc), ETC_TMPFS_MB, 0, 0, mode=0o755)
         (etc / "passwd").write_text(
             "root:x:0:0:root:/root:/bin/sh\n"
             f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{WORKDIR}:/bin/sh\n"
@@ -718,10 +769,7 @@ class BwrapSandbox(Sandbox):
         try:
             fd = _open_beneath(self.workdir, path, write=False, owner=None)
         except OSError:
-            return None  # missing, a directory, or a path through a symlink the sandbox planted
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
+            return None  # missing, not a regular file, or a path through a symlink the sandbox planted
         with os.fdopen(fd, "rb") as fh:
             return fh.read(max_bytes)
 
@@ -763,6 +811,7 @@ class BwrapSandbox(Sandbox):
         for path in self._python_binds():
             args += ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--size", str(TMP_MB * MIB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         args += ["--size", str(TMP_MB * MIB), "--tmpfs", "/tmp"]
         pythonpath: list[str] = []
         for i, sp in enumerate(self.site_packages):
@@ -801,6 +850,7 @@ class BwrapSandbox(Sandbox):
             bwrap.append("--share-net")
         bwrap += ["--ro-bind", str(etc), "/etc"]
         bwrap += ["--bind", str(self._state / "work"), WORKDIR, "--chdir", WORKDIR]
+        bwrap += ["--remount-ro", "/"]  # last: every mount above is in place (bwrap's root tmpfs has no size)
         bwrap += ["--json-status-fd", str(status_fd), "--", *command]
         if self.setpriv and setpriv:
             ids = f"--reuid={self.host_uid}", f"--regid={self.host_gid}"
@@ -853,7 +903,10 @@ class BwrapSandbox(Sandbox):
         cgroup = self.cgroups.create(limits.memory_mb, limits.max_processes) if self.cgroups is not None else None
         try:
             return _BwrapProcess(
-                lambda fd: self._argv(command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1), cgroup, stdin
+                lambda fd: self._argv(command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1),
+                cgroup,
+                stdin,
+                self.bwrap,
             )
         except BaseException:
             if cgroup is not None:
@@ -877,6 +930,7 @@ class BwrapSandbox(Sandbox):
             return ExecResult(sandbox_error=f"could not start the sandbox: {exc}", duration_s=time.monotonic() - start)
         cgroup = spawner.cgroup
         oom_before = cgroup.oom_kills() if cgroup else 0
+        hits_before = cgroup.memory_limit_hits() if cgroup else 0
         cpu_before = cgroup.cpu_time_s() if cgroup else None
         command = self._bwrap_argv(argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False)
         rlimits = self._rlimits(limits, limits.cpu_time_s, with_cgroup=cgroup is not None)
@@ -925,8 +979,13 @@ class BwrapSandbox(Sandbox):
             cpu_after = cgroup.cpu_time_s()
             result.cpu_time_s = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
         if finished and "exit-code" not in status:  # bwrap writes it only if the command was started
-            result.sandbox_error = f"sandbox set-up failed: {result.stderr.strip()[-1000:]}"
-        if not finished and code is None:
+            if cgroup is not None and (result.oom_killed or cgroup.memory_limit_hits() > hits_before):
+                # The episode's own memory (its files on the tmpfs mounts count) left none to start or finish
+                # with: the run hit its limit, which is the program's doing, not an infrastructure failure.
+                result.oom_killed = True
+            else:
+                result.sandbox_error = f"sandbox set-up failed: {result.stderr.strip()[-1000:]}"
+        if result.exit_code is None and result.sandbox_error is None:
             result.exit_code, result.signal = split_exit_status(-9)
         return result
 
@@ -971,14 +1030,15 @@ class BwrapSandbox(Sandbox):
             if spawner.cgroup is not None:
                 spawner.cgroup.release()
 
-    def _start_session_process(self, argv: list[str], limits: Limits) -> SessionProcess:
+    def _start_session_process(self, argv: list[str], limits: Limits, cpu_budget_s: float) -> SessionProcess:
         # A long-lived interpreter keeps bwrap's reaper as pid 1, so orphans of the cell's children are reaped.
-        return self._launch(argv, limits, stdin=True, cpu_s=SESSION_CPU_BUDGET_S, as_pid_1=False)
+        return self._launch(argv, limits, stdin=True, cpu_s=cpu_budget_s, as_pid_1=False)
 
     def _close(self) -> None:
         self._stop_spawner()
         self._drop_workdir()
         if self._state is not None:
+            _umount_state(self._state)
             shutil.rmtree(self._state, ignore_errors=True)
             self._state = None
         if self._lock_fd >= 0:

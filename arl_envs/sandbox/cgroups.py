@@ -147,6 +147,19 @@ class RunCgroup:
             return _read_keyed(mem / "memory.events", "oom_kill") or 0
         return _read_keyed(mem / "memory.oom_control", "oom_kill") or 0
 
+    def memory_limit_hits(self) -> int:
+        """How many times a charge hit the memory limit so far (v1 ``failcnt``, v2 ``memory.events`` ``max``).
+
+        Reclaim usually follows and succeeds, so this alone is no failure; it tells a failure the run caused by
+        exhausting its memory (a process that could not even start) from an infrastructure one.
+        """
+        mem = self.dirs.get("memory")
+        if mem is None:
+            return 0
+        if self.version == 2:
+            return _read_keyed(mem / "memory.events", "max") or 0
+        return sum(_read_int(mem / name) or 0 for name in ("memory.failcnt", "memory.memsw.failcnt"))
+
     def cpu_time_s(self) -> float | None:
         """CPU seconds used by the run's processes, or None if no CPU accounting is available."""
         if self.version == 2:

@@ -44,7 +44,6 @@ from arl_envs.sandbox.base import (
     INLINE_STDIN_BYTES,
     MIB,
     READ_CHUNK,
-    SESSION_CPU_BUDGET_S,
     WORKDIR,
     ExecResult,
     Limits,
@@ -53,7 +52,12 @@ from arl_envs.sandbox.base import (
     SessionProcess,
     split_exit_status,
 )
-from arl_envs.sandbox.image import DEFAULT_IMAGE, IMAGE_LABEL, SANDBOX_UID, docker_client
+from arl_envs.sandbox.image import (
+    DEFAULT_IMAGE,
+    IMAGE_LABEL,
+    SANDBOX_UID,
+    docker_client,
+)
 
 #: Label on every container we create; its value is ``<hostname>:<pid>`` of the owning process.
 OWNER_LABEL = "org.arl-envs.sandbox.owner"
@@ -812,19 +816,21 @@ class DockerSandbox(Sandbox):
         )
         if proc.container_lost:
             result.stderr += "\n[sandbox: the container had to be replaced; /work was reset]"
-        if code == EXEC_START_FAILED_EXIT and result.stdout.startswith(EXEC_FAILURE_PREFIX):
-            # The daemon could not start the process (the message arrives on the stream): infrastructure.
+        if code == EXEC_START_FAILED_EXIT and result.stdout.startswith(EXEC_FAILURE_PREFIX) and not oom:
+            # The daemon could not start the process (the message arrives on the stream): infrastructure, unless
+            # the container's memory (the episode's files on its tmpfs mounts count) was exhausted (``oom``):
+            # then the run hit its own limit, which is scored like any other out-of-memory kill.
             result.sandbox_error = result.stdout.strip()[:500]
             if self._container is not None and self.warm_pool:
                 self._pool.remove(self._container)  # type: ignore[union-attr]
         return result, b"".join(out.chunks)
 
-    def _start_session_process(self, argv: list[str], limits: Limits) -> SessionProcess:
+    def _start_session_process(self, argv: list[str], limits: Limits, cpu_budget_s: float) -> SessionProcess:
         if not self.warm_pool:
             raise SandboxUnavailable("Python sessions need DockerSandbox(warm_pool=True)")
         container = self._ensure_container()
         self._apply_limits(container, limits)
-        return _DockerSessionProcess(self, argv, limits, SESSION_CPU_BUDGET_S, 0)
+        return _DockerSessionProcess(self, argv, limits, cpu_budget_s, 0)
 
     def _register_session(self, proc: _DockerSessionProcess) -> None:
         self._sessions_alive.append(proc)
@@ -870,6 +876,9 @@ class _DockerSessionProcess(_DockerExecProcess):
             with contextlib.suppress(Exception):
                 self.host_pid = int(self.inspect().get("Pid") or 0) or None
         return self.host_pid
+
+    def kill_strays(self) -> None:
+        self.sandbox._kill_leftovers()  # noqa: SLF001 - every process but the live interpreters
 
     def kill(self) -> None:
         if self._killed:

@@ -25,7 +25,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arl_envs.sandbox.base import ExecResult, Limits, OutputBuffer, SandboxClosed, SessionProcess
+from arl_envs.sandbox.base import (
+    SESSION_CPU_BUDGET_S,
+    SIGNAL_EXIT_BASE,
+    ExecResult,
+    Limits,
+    OutputBuffer,
+    SandboxClosed,
+    SessionProcess,
+)
 
 if TYPE_CHECKING:
     from arl_envs.sandbox.base import Sandbox
@@ -52,6 +60,10 @@ class _ProtocolError(Exception):
     pass
 
 
+class _StartOutOfMemory(RuntimeError):
+    """The interpreter could not start because the sandbox's memory is used up (by the episode's own files)."""
+
+
 class PythonSession:
     """A stateful Python interpreter in a sandbox (create with :meth:`Sandbox.open_session`).
 
@@ -59,14 +71,27 @@ class PythonSession:
         sandbox: The sandbox whose work directory (``/work``) and isolation the interpreter shares.
         limits: Limits of the interpreter: ``memory_mb`` and ``max_processes`` for its whole life,
             ``cpu_time_s`` and ``max_output_bytes`` per call, ``wall_time_s`` = default per-call timeout.
+        cpu_budget_s: CPU seconds of the whole session, restarts included (each interpreter's hard
+            ``RLIMIT_CPU`` is what is left of it).
+
+    Nothing a cell starts outlives its call: when a call returns, every process it started is killed, and
+    the interpreter's own background threads cannot keep burning CPU between calls (see
+    :mod:`arl_envs.sandbox._kernel`).
+
+    Raises:
+        ValueError: ``cpu_budget_s`` is not a positive number.
 
     Attributes:
         restarts: How many times the interpreter was restarted after a crash or timeout.
     """
 
-    def __init__(self, sandbox: Sandbox, limits: Limits) -> None:
+    def __init__(self, sandbox: Sandbox, limits: Limits, cpu_budget_s: float = SESSION_CPU_BUDGET_S) -> None:
+        if isinstance(cpu_budget_s, bool) or not isinstance(cpu_budget_s, int | float) or cpu_budget_s <= 0:
+            raise ValueError(f"cpu_budget_s must be a positive number, got {cpu_budget_s!r}")
         self._sandbox = sandbox
         self.limits = limits
+        self.cpu_budget_s = float(cpu_budget_s)
+        self._cpu_spent = 0.0  # by interpreters already gone
         self.restarts = 0
         self._proc: SessionProcess | None = None
         self._buf = bytearray()
@@ -78,9 +103,12 @@ class PythonSession:
     # -- lifecycle ---------------------------------------------------------------------------------------
     def _start(self) -> None:
         argv = [self._sandbox.python, "-c", KERNEL_SOURCE, repr(float(self.limits.cpu_time_s))]
+        if self._sandbox.session_owns_pid_namespace:
+            argv.append("own-pidns")
         self._buf.clear()
         self._diag = OutputBuffer(DIAGNOSTIC_BYTES)
-        self._proc = self._sandbox._start_session_process(argv, self.limits)  # noqa: SLF001 - backend hook
+        budget = max(1.0, self.cpu_budget_s - self._cpu_spent)
+        self._proc = self._sandbox._start_session_process(argv, self.limits, budget)  # noqa: SLF001 - backend hook
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             frame = self._next_frame(deadline)
@@ -89,8 +117,11 @@ class PythonSession:
         else:
             detail = ""
         if frame is None or frame[0] != READY:
-            self._proc.kill()
+            self._kill()
+            oom = self._proc.exit_status()[2]
             self._proc = None
+            if oom:
+                raise _StartOutOfMemory("the interpreter was killed at start: out of memory")
             raise RuntimeError(
                 f"the sandboxed interpreter did not start {detail}: {self._diag.text().strip()[-2000:]}".strip()
             )
@@ -98,6 +129,7 @@ class PythonSession:
     def _kill(self) -> None:
         if self._proc is not None:
             self._proc.kill()
+            self._cpu_spent += self._proc.cpu_time_s() or 0.0
 
     def restart(self) -> None:
         """Kill the interpreter (and everything it started) and start a fresh one: all state is lost."""
@@ -188,6 +220,8 @@ class PythonSession:
         if self._proc is None:  # a previous restart failed: try again
             try:
                 self._start()
+            except _StartOutOfMemory:
+                return self._out_of_memory(ExecResult(), start)
             except RuntimeError as exc:
                 return ExecResult(sandbox_error=str(exc), duration_s=time.monotonic() - start)
         assert self._proc is not None
@@ -228,10 +262,11 @@ class PythonSession:
         )
         if done is not None:
             result.exit_code = 0 if done.get("error") is None else 1
+            self._proc.kill_strays()
             return result
         # Crash or timeout: kill the tree, collect why, restart.
         result.timed_out = not crashed
-        self._proc.kill()
+        self._kill()
         code_, sig, oom = self._proc.exit_status()
         result.exit_code, result.signal, result.oom_killed = code_, sig, oom
         if crashed and sig is None and code_ is not None and not oom:
@@ -243,8 +278,22 @@ class PythonSession:
         self.restarts += 1
         try:
             self._start()
+        except _StartOutOfMemory:
+            self._out_of_memory(result, start)
         except RuntimeError as exc:
             result.sandbox_error = f"interpreter restart failed: {exc}"
+        return result
+
+    @staticmethod
+    def _out_of_memory(result: ExecResult, start: float) -> ExecResult:
+        """``result`` marked as the episode's own failure: no interpreter fits in the memory its files left.
+
+        Not a ``sandbox_error`` (the agent caused it, so it is scored); the next call tries to start again.
+        """
+        result.oom_killed = result.state_lost = True
+        if result.exit_code is None:
+            result.exit_code, result.signal = SIGNAL_EXIT_BASE + 9, 9
+        result.duration_s = time.monotonic() - start
         return result
 
 

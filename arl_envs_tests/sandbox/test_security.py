@@ -320,3 +320,202 @@ def test_host_environment_not_leaked(sandbox_factory, variant, request, monkeypa
         assert "/root" not in result.stdout
         assert str(project_root) not in result.stdout  # no PWD of the host either
     record(request, "host environment variables", variant, result, "not leaked (clean env)")
+
+
+# -- issue 9: limits the episode's own files can hit, leaks between calls, host details --------------------------
+#: Fills every writable tmpfs with 15 MiB files (under ``max_file_mb``), then creates 400k empty files (inodes).
+FILL_WITH_FILES = (
+    "import os\n"
+    "written = 0\n"
+    "for d in ('/', '/dev', '/dev/shm', '/tmp', '/work'):\n"
+    "    for i in range(80):\n"
+    "        try:\n"
+    "            fd = os.open(f'{d}/fill{i}', os.O_CREAT | os.O_WRONLY, 0o600)\n"
+    "            os.posix_fallocate(fd, 0, 15 << 20)\n"
+    "            written += 15\n"
+    "            print('MiB', written, flush=True)\n"
+    "        except OSError:\n"
+    "            break\n"
+    "os.makedirs('/work/inodes', exist_ok=True)\n"
+    "for i in range(400_000):\n"
+    "    open(f'/work/inodes/{i}', 'w').close()\n"
+)
+
+
+def _mib_written(result: ExecResult) -> int:
+    counts = [int(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("MiB ")]
+    return max(counts, default=0)
+
+
+def test_filling_memory_with_files_is_the_programs_failure(sandbox_factory, variant, request) -> None:
+    """Files on the tmpfs mounts count as the episode's memory: exhausting it is the program's failure (scored),
+    never ``sandbox_error`` (which would let an agent void a losing episode at will)."""
+    with sandbox_factory(BATTERY_LIMITS.replace(wall_time_s=6.0)) as sb:
+        result = sb.run(code=FILL_WITH_FILES)
+        assert result.sandbox_error is None, result
+        assert not result.ok
+        after = [sb.run("echo alive") for _ in range(2)]  # /work still holds what fitted
+        for r in after:
+            assert r.sandbox_error is None, r
+            assert r.ok or r.oom_killed, r
+    record(
+        request,
+        "fill /dev/shm, /tmp, /work, then 400k inodes, past `memory_mb` (issue 9.2)",
+        variant,
+        result,
+        f"{result.describe()}; the program's failure, never `sandbox_error`; next runs: "
+        + ", ".join(r.describe() for r in after),
+    )
+
+
+def test_tmpfs_mounts_are_capped(sandbox_factory, variant, request) -> None:
+    """Even without a memory cgroup (``bwrap-rlimits``) a run cannot write 1,200 MiB with ``memory_mb=256``:
+    ``/`` and ``/dev`` are read-only and every writable tmpfs has a ``size=``."""
+    limits = BATTERY_LIMITS.replace(wall_time_s=20.0, cpu_time_s=20.0, memory_mb=256)
+    code = FILL_WITH_FILES.split("os.makedirs")[0]
+    with sandbox_factory(limits) as sb:
+        result = sb.run(code=code)
+        assert result.sandbox_error is None, result
+    written = _mib_written(result)
+    assert written < 1200, result.stdout[-300:]
+    record(request, "write 1,200 MiB of files with `memory_mb=256` (issue 9.12)", variant, result,
+           f"stopped after {written} MiB ({result.describe()})")
+
+
+def _bwrap_only(variant: str) -> None:
+    if not variant.startswith("bwrap"):
+        pytest.skip("bwrap-specific: Docker's /proc/self/mountinfo names its own overlay layers by design")
+
+
+def test_no_host_path_or_pid_inside(sandbox_factory, variant, request) -> None:
+    """``/proc/1/cmdline`` and ``/proc/self/mountinfo`` (runs and sessions) name no host path and no host pid."""
+    _bwrap_only(variant)
+    probe = "for f in ('/proc/1/cmdline', '/proc/self/mountinfo'):\n    print(open(f).read())\n"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=probe)
+        with sb.open_session() as session:
+            in_session = session.run(probe)
+        state = str(sb._state)  # the host path that must not show
+    for r in (result, in_session):
+        assert r.ok, r
+        text = r.stdout.replace("\0", " ")
+        assert "arl-sandbox" not in text and Path(state).name not in text and state not in text, text
+        assert f"{os.getpid()}-" not in text
+    record(request, "`/proc/1/cmdline`, `/proc/self/mountinfo` (run and session; issue 9.13)", variant, result,
+           "no host path, no host pid")
+
+
+def _run_bounded(fn, timeout_s: float = 60.0):
+    """Run ``fn()`` in a thread; fail (instead of hanging the suite) if it does not return in ``timeout_s``."""
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    assert not thread.is_alive(), f"{fn} blocked the host for {timeout_s} s"
+    return out
+
+
+def test_special_files_never_block_the_host(sandbox_factory, variant, request) -> None:
+    """A FIFO (or any non-regular file) where the host reads or writes a work-directory file: refused at once."""
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run("mkfifo pipe && mkdir -p d && mkfifo d/README.md && ls -l pipe")
+        assert result.ok, result
+        assert _run_bounded(lambda: sb.read_file("pipe")) == {"value": None}
+        assert _run_bounded(lambda: sb.read_file("d/README.md")) == {"value": None}
+        wrote = _run_bounded(lambda: sb.write_files({"pipe": "x"}))
+        assert "value" in wrote or isinstance(wrote["error"], OSError), wrote
+        assert sb.run("echo alive").stdout == "alive\n"
+    record(request, "FIFO where the host reads/writes a file (issue 9.8)", variant, result,
+           "refused at once: read gives nothing, write fails or replaces it; the host never blocks")
+
+
+#: A cell that raises its CPU soft limit to the hard limit and leaves busy loops behind (processes and a thread).
+BURNER_CELL = (
+    "import resource, subprocess, sys, threading, time\n"
+    "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+    "resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))\n"
+    "loop = 'import resource\\nh = resource.getrlimit(resource.RLIMIT_CPU)[1]\\n"
+    "resource.setrlimit(resource.RLIMIT_CPU, (h, h))\\nwhile True: pass'\n"
+    "procs = [subprocess.Popen([sys.executable, '-c', loop], start_new_session=True) for _ in range(2)]\n"
+    "def burn():\n"
+    "    time.sleep(0.3)  # after the call returned: raise the soft limit again, then spin\n"
+    "    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))\n"
+    "    while True:\n"
+    "        pass\n"
+    "threading.Thread(target=burn, daemon=True).start()\n"
+    "print(hard)\n"
+)
+
+
+#: Between calls a session must reach a window of QUIET_WINDOW_S seconds using under QUIET_CPU_S CPU seconds
+#: within QUIET_WINDOWS_MAX windows.
+QUIET_WINDOW_S = 2.0
+QUIET_CPU_S = 0.1
+QUIET_WINDOWS_MAX = 8
+
+
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int((d / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += [p for p, pp in parents.items() if pp == pid]
+    return found
+
+
+def _cpu_of(pids: list[int]) -> float:
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _session_cpu_s(variant: str, session) -> float:
+    """CPU seconds used so far by everything the session runs (host /proc for bwrap; the container's cgroup)."""
+    proc = session._proc
+    if variant.startswith("bwrap"):  # every process of the session's pid namespace descends from bwrap
+        return _cpu_of(_descendants(proc.proc.pid))
+    return proc.cpu_time_s()
+
+
+def test_session_leaves_nothing_running(sandbox_factory, variant, request) -> None:
+    """math.tool-v0's session: a cell's background busy loops (after raising its soft CPU limit to the hard one)
+    burn no CPU once the call returned, and the hard limit is the session's budget."""
+    with sandbox_factory(BATTERY_LIMITS) as sb, sb.open_session(cpu_budget_s=30) as session:
+        result = session.run(BURNER_CELL)
+        assert result.ok, result
+        assert int(result.stdout.split()[-1]) <= 30  # the hard limit is the session's budget, not an hour
+        # Quiet within seconds (the kernel's idle watchdog needs its grace of CPU time to notice a spinning
+        # thread, which on a loaded machine takes a while): some window of QUIET_WINDOW_S uses (almost) no CPU.
+        # Before issue 9 the loops burnt until the session was closed.
+        windows = []
+        prev = _session_cpu_s(variant, session)
+        while len(windows) < QUIET_WINDOWS_MAX and (not windows or windows[-1] >= QUIET_CPU_S):
+            time.sleep(QUIET_WINDOW_S)
+            now = _session_cpu_s(variant, session)
+            windows.append(now - prev)
+            prev = now
+        leftover = windows[-1]
+        assert leftover < QUIET_CPU_S, f"CPU-s per {QUIET_WINDOW_S} s window between calls: {windows}"
+        assert session.run("print(6 * 7)").stdout in ("42\n", "")  # may find the interpreter gone: restarted
+        assert session.run("print(6 * 7)").stdout == "42\n"
+    record(request, "cell raises RLIMIT_CPU soft to hard, leaves busy loops (issue 9.11)", variant, result,
+           f"quiet between calls ({leftover:.2f} CPU-s per {QUIET_WINDOW_S:.0f} s); hard limit = session budget")
