@@ -105,7 +105,9 @@ class ExecResult:
             killed by a signal this is ``128 + signal`` (shell convention).
         signal: The signal that killed the command (e.g. 9), else None.
         timed_out: The wall-clock limit was hit and the process tree was killed.
-        oom_killed: The memory limit was hit and the kernel killed a process of the run.
+        oom_killed: The memory limit was hit and the kernel killed a process of the run, or the run could not
+            even start because the episode's own files had used the memory up. Either is the program's failure
+            (scored), never a ``sandbox_error``: an agent must not be able to void an episode at will.
         output_truncated: stdout or stderr exceeded ``max_output_bytes`` and was cut.
         duration_s: Wall-clock seconds from start to the end of the run, including sandbox set-up.
         cpu_time_s: CPU seconds used by the run's processes (None where the backend cannot measure it).

@@ -9,7 +9,11 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
 * **File system**: only ``/usr`` (plus the ``/bin``, ``/lib``... symlinks) and a few ``/etc`` files needed by
   programs (dynamic linker cache, alternatives, time zone) are bound, read-only. Our own ``/etc/passwd`` and
   ``/etc/group`` list only ``root`` and ``sandbox``. ``/etc/shadow``, ``/root``, ``/home``, the project
-  checkout and ``/sys`` do not exist inside. ``/proc`` is the sandbox's own; ``/dev`` is minimal.
+  checkout and ``/sys`` do not exist inside. ``/proc`` is the sandbox's own; ``/dev`` is minimal. ``/`` and
+  ``/dev`` are read-only; the writable places are ``/work``, ``/tmp`` and ``/dev/shm``, each a tmpfs with a
+  ``size=`` (so even without a memory cgroup files cannot grow past them). As root, ``/etc`` and ``/work`` are
+  tmpfs mounts of their own and bwrap's options reach it through ``--args FD`` (sessions), so nothing inside
+  (``/proc/self/mountinfo``, ``/proc/1/cmdline``) names a host path or the host pid.
 * **Work directory**: ``/work`` is a per-sandbox (per-episode) tmpfs of ``workdir_mb`` MiB mounted on the host
   (as root; a plain private directory otherwise), bound read-write; :meth:`BwrapSandbox.reset` replaces it.
   ``/tmp`` is a fresh tmpfs per run.
@@ -436,22 +440,7 @@ class _BwrapProcess(SessionProcess):
                     if not data:
                         break
                     self._status_text += data
-        merged: dict[str, int] = {}
-        decoder = json.JSONDecoder()
-        text = self._status_text.decode(errors="replace")
-        idx = 0
-        while idx < len(text):
-            while idx < len(text) and text[idx].isspace():
-                idx += 1
-            if idx >= len(text):
-                break
-            try:
-                obj, idx = decoder.raw_decode(text, idx)
-            except ValueError:
-                break
-            if isinstance(obj, dict):
-                merged.update({k: v for k, v in obj.items() if isinstance(v, int)})
-        return merged
+        return _parse_json_stream(self._status_text)
 
     # -- SessionProcess API ------------------------------------------------------------------------------
     def send(self, data: bytes) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,3 +155,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     rows = session.config.stash.get(BATTERY_KEY, [])
     if path and rows:
         Path(path).write_text(battery_table(rows))
+
+
+def run_bounded(fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
+    """``fn()`` in a thread; the test fails (instead of hanging the suite) if it has not returned in ``timeout_s``.
+
+    A guard against host-side operations that block forever, not a timing assertion. Exceptions are re-raised.
+    """
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    assert not thread.is_alive(), f"{fn} blocked the host for {timeout_s} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

@@ -7,8 +7,7 @@ nor block. Run against bubblewrap and Docker where the backend matters.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -19,7 +18,11 @@ import arl_envs  # noqa: F401 - registers the ids
 from arl_envs.envs.code import repo_env as repo_env_module
 from arl_envs.envs.code.env import FunctionsEnv
 from arl_envs.envs.code.repo_env import RepoEnv
-from arl_envs_tests.sandbox.conftest import bwrap_skip_reason, docker_skip_reason
+from arl_envs_tests.sandbox.conftest import (
+    bwrap_skip_reason,
+    docker_skip_reason,
+    run_bounded,
+)
 
 #: A repo task whose bug is in ``schedule/timeutil.py``.
 TASK = "repo/schedule/hours_factor/2"
@@ -27,8 +30,6 @@ TASK = "repo/schedule/hours_factor/2"
 FUNCTION_TASK = "gen/word_freq/2/7"
 #: Seeds of every generated family checked to reset (issue 9.9: 76, 1913, 2058 and 2511 of repo-v0 failed).
 RESET_SEEDS = range(5000)
-#: Seconds a host-side operation may take before the test calls it blocked (a guard, not a timing assertion).
-BLOCKED_AFTER_S = 60.0
 
 
 def _skip_unless(backend: str) -> None:
@@ -48,25 +49,6 @@ def repo(backend: str) -> Iterator[Any]:
     env = gym.make("arl/code.repo-v0", sandbox=backend, max_turns=30)
     yield env
     env.close()
-
-
-def _bounded(fn: Callable[[], Any]) -> Any:
-    """``fn()`` in a thread; the test fails (instead of hanging) if it has not returned after BLOCKED_AFTER_S."""
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            out["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(BLOCKED_AFTER_S)
-    assert not thread.is_alive(), f"blocked the host for {BLOCKED_AFTER_S} s"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
 
 
 # ----------------------------------------------------------------------------------------------- 9.1 reference copy
@@ -218,8 +200,8 @@ def test_progress_needs_a_fix(seed: int) -> None:
         task = env.unwrapped.task
         n = len(task.visible)
         *_, info = env.step('<write_file path="NOTES.txt">\nsome notes\n</write_file>')
-        assert info["visible_passed"] == task.initial_visible_passed < n  # measured in the sandbox
-        assert info["reward_components"]["progress"] == 0.0
+        assert info["reward_components"]["progress"] == 0.0 and info["visible_passed"] < n
+        assert info["visible_passed"] == task.initial_visible_passed  # the host's baseline is what runs here
         *_, info = env.step(env.unwrapped.expert_action())
         assert info["visible_passed"] == n
         weight = env.unwrapped.reward_weights["progress"]
@@ -255,17 +237,17 @@ def test_fifos_never_block_the_host(repo: Any) -> None:
     task = repo.unwrapped.task
     obs, *_ = repo.step("<bash>mkfifo pipe && rm README.md && mkfifo README.md && echo ok</bash>")
     assert "ok" in obs
-    obs, *_ = _bounded(lambda: repo.step("<read_file>pipe</read_file>"))
+    obs, *_ = run_bounded(lambda: repo.step("<read_file>pipe</read_file>"))
     assert obs == "No such file (or not a regular file): pipe"
-    obs, *_ = _bounded(lambda: repo.step("<read_file>README.md</read_file>"))
+    obs, *_ = run_bounded(lambda: repo.step("<read_file>README.md</read_file>"))
     assert "not a regular file" in obs
-    obs, *_, info = _bounded(lambda: repo.step('<write_file path="pipe">\nx\n</write_file>'))
+    obs, *_, info = run_bounded(lambda: repo.step('<write_file path="pipe">\nx\n</write_file>'))
     assert info.get("env_error") is None and obs.startswith(("Could not write 'pipe'", "Wrote pipe"))
     obs, *_ = repo.step(f"<bash>rm {task.bug_path} && mkfifo {task.bug_path} && echo ok</bash>")
     assert "ok" in obs
-    action = _bounded(repo.unwrapped.expert_action)
+    action = run_bounded(repo.unwrapped.expert_action)
     assert action.startswith(f'<write_file path="{task.bug_path}">')  # the FIFO is not the buggy source
-    *_, info = _bounded(lambda: repo.step(action))
+    *_, info = run_bounded(lambda: repo.step(action))
     assert info.get("env_error") is None
 
 
