@@ -151,7 +151,8 @@ class RepoEnv(AgentEnv):
         templates (subset of the template names), sandbox ("bwrap" | "docker"), sandbox_kwargs,
         action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release; issue 9 fixes kept the id (the progress baseline is the buggy repo's own
+        visible fraction, every seed resets, the reference calibration never touches a file system).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
