@@ -7,9 +7,9 @@ pid 2 of a pid namespace of its own (bwrap). It must run on the sandbox's interp
 
 Nothing a cell starts may keep running once the call returns: with its own pid namespace the kernel SIGKILLs
 every other process in it (but pid 1, the reaper) before it reports ``D`` (elsewhere the host does it). While
-it waits for the next cell its CPU soft limit is lowered to what it used so far plus ``IDLE_CPU_GRACE_S``, and
-if its own CPU time (background threads of a cell) grows by more than that while idle it exits, so a cell that
-raised its soft limit cannot burn CPU between calls; the hard limit is the session's whole budget.
+it waits for the next cell its CPU soft limit is kept at what it used so far plus ``IDLE_CPU_GRACE_S``, and if
+background threads of a cell burn more than that while it is idle it exits, so a cell that raised its soft
+limit cannot burn CPU between calls; the hard limit is the session's whole budget.
 
 Protocol (all integers big-endian):
   host -> kernel, on the original stdin: ``seq:u32 len:u32 code:bytes[len]`` (UTF-8 Python source).
@@ -37,6 +37,7 @@ CPU_PER_CALL_S = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 OWN_PID_NAMESPACE = len(sys.argv) > 2 and sys.argv[2] == "own-pidns"
 IDLE_CPU_GRACE_S = 0.2
 IDLE_POLL_S = 0.1
+IDLE_TICK_CPU_S = 0.005
 IDLE_BURN_EXIT = 98
 KILL_ROUNDS = 20
 CHUNK = 65536
@@ -143,12 +144,23 @@ def kill_strays():
 
 
 def wait_for_request():
-    """Block until the host sends a cell; exit if our CPU time grows meanwhile (a cell's threads burning)."""
+    """Block until the host sends a cell; exit if our CPU time grows meanwhile (a cell's threads burning).
+
+    Waiting itself costs microseconds per poll: only polls that cost more than IDLE_TICK_CPU_S count as burnt,
+    and the soft limit follows the legitimate use, so a session may stay idle for any time.
+    """
+    burnt = 0.0
+    last = cpu_used()
     set_cpu_budget(IDLE_CPU_GRACE_S)
-    idle_start = cpu_used()
     while not select.select([ctl_in], [], [], IDLE_POLL_S)[0]:
-        if cpu_used() - idle_start > IDLE_CPU_GRACE_S:
-            os._exit(IDLE_BURN_EXIT)
+        now = cpu_used()
+        if now - last > IDLE_TICK_CPU_S:
+            burnt += now - last
+            if burnt > IDLE_CPU_GRACE_S:
+                os._exit(IDLE_BURN_EXIT)
+        else:
+            set_cpu_budget(IDLE_CPU_GRACE_S)  # also undoes a soft limit a background thread raised
+        last = now
 
 
 def run_cell(seq, source, namespace):
