@@ -1,0 +1,383 @@
+"""OpenSpiel bridge: any turn-based OpenSpiel game as a PettingZoo text environment.
+
+``openspiel_v0.env(game="leduc_poker")`` is a PettingZoo AEC env (a
+:class:`~arl_envs.envs.multiagent.base.TextGameEnv`) whose observations are text (each player's OpenSpiel
+observation string, or its information-state string where the game has no observation string) and whose moves
+are text: a legal move's ``action_to_string`` name, or its OpenSpiel action id. Chance nodes are sampled from the
+env's seeded RNG, so the same seed and the same moves give the same episode. ``openspiel_v0.parallel_env(...)`` is
+PettingZoo's ``turn_based_aec_to_parallel`` of it (only the mover's action is used each step).
+
+Game rules, legal moves, chance outcomes and returns are OpenSpiel's (Lanctot et al., "OpenSpiel: A Framework for
+Reinforcement Learning in Games", 2019, https://github.com/google-deepmind/open_spiel); this module maps them onto
+PettingZoo's AEC protocol (https://pettingzoo.farama.org/api/aec/) through the shared base class, which owns move
+parsing, invalid-move retries and forfeits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arl_envs.core.actions import ParseError
+from arl_envs.core.errors import DependencyNotInstalled
+from arl_envs.core.spaces import UnicodeText
+from arl_envs.envs.multiagent.base import (
+    DEFAULT_MAX_INVALID_MOVES,
+    FORFEIT_REWARD,
+    MAX_ACTION_CHARS,
+    MoveResult,
+    TextGameEnv,
+    _visible,
+)
+
+__all__ = ["OpenSpielEnv", "MoveText", "env", "raw_env", "parallel_env", "load_game"]
+
+#: Simulations per move of the reference (IS-)MCTS expert.
+EXPERT_SIMULATIONS = 200
+#: UCT exploration constant of the expert (OpenSpiel's examples use 2).
+EXPERT_UCT_C = 2.0
+#: Memory cap of the expert's search tree, in MB.
+EXPERT_MAX_MEMORY_MB = 256
+#: Longest reply tried as a bare move name, in characters (battleship's names are ~60).
+MAX_BARE_MOVE_CHARS = 200
+
+_INSTALL_HINT = "pip install 'arl-envs[openspiel]'"
+
+
+def _pyspiel() -> Any:
+    try:
+        import pyspiel  # noqa: PLC0415 - optional dependency, imported on use
+    except ImportError as exc:  # pragma: no cover - exercised only where open-spiel is absent
+        raise DependencyNotInstalled(f"the OpenSpiel bridge needs open-spiel: {_INSTALL_HINT}") from exc
+    return pyspiel
+
+
+def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
+    """Load an OpenSpiel game by name (``"hex"``), by full string (``"hex(board_size=5)"``) or name + params.
+
+    Args:
+        game: An OpenSpiel short name, optionally with parameters in OpenSpiel's string form.
+        game_params: Game parameters (``{"board_size": 5}``); not allowed together with a parameterised string.
+
+    Returns:
+        The ``pyspiel.Game``.
+
+    Raises:
+        DependencyNotInstalled: ``open-spiel`` is not installed.
+        ValueError: Unknown game or bad parameters (with OpenSpiel's message).
+    """
+    pyspiel = _pyspiel()
+    if game_params and "(" in game:
+        raise ValueError(f"give game parameters either in the game string or in game_params, not both: {game!r}")
+    try:
+        return pyspiel.load_game(game, dict(game_params)) if game_params else pyspiel.load_game(game)
+    except pyspiel.SpielError as exc:
+        raise ValueError(f"OpenSpiel cannot load game {game!r} with params {game_params}: {exc}") from exc
+
+
+class MoveText(UnicodeText):
+    """Text action space of a game with action ids: any ``str``; ``sample(mask)`` gives a random legal move.
+
+    ``sample()`` without a mask is random Unicode text (almost always an invalid move). With ``mask`` (the
+    ``np.int8`` array of ``info["action_mask"]``, one entry per action id) it returns the decimal id of a uniformly
+    drawn legal action, which the bridge accepts as a move. PettingZoo's ``api_test`` and ``seed_test`` call
+    ``sample(info["action_mask"])``, so through this space they play real games rather than invalid moves only.
+    """
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random legal action id (as text) under ``mask``, else random text.
+
+        Raises:
+            ValueError: ``probability`` given, or a mask with no legal action.
+        """
+        if probability is not None:
+            raise ValueError("MoveText.sample does not support probability")
+        if mask is None:
+            return super().sample()
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size == 0:
+            raise ValueError("action mask has no legal action")
+        return str(int(legal[int(self.np_random.integers(0, legal.size))]))
+
+
+class OpenSpielEnv(TextGameEnv):
+    """Any turn-based OpenSpiel game as a PettingZoo AEC text environment.
+
+    Description:
+        The game's rules, legal moves, chance events and returns are OpenSpiel's. Agents are ``player_0`` ..
+        ``player_{n-1}`` (OpenSpiel players 0 .. n-1). After each move the next agent is OpenSpiel's current
+        player (it may be the same agent again, e.g. in dots-and-boxes). Chance nodes are resolved at once with
+        outcomes drawn from ``self.np_random`` (seeded by ``reset(seed)``), so the same seed and the same moves give
+        the same episode, deal included. Simultaneous-move games (``goofspiel``, ``matrix_rps``) are played turn
+        by turn with the earlier moves of the round hidden (OpenSpiel's ``turn_based_simultaneous_game``).
+
+    Observation:
+        ``str`` per agent: the base class's frame (an invalid-move reason, the moves of others since the agent
+        last moved in perfect-information games, the legal moves when it is the agent's turn) around a header
+        (game, seat) and the agent's OpenSpiel observation string, or its information-state string where the game
+        provides no observation string (``liars_dice``, ``hearts``). Only what OpenSpiel lets that player see.
+
+    Action:
+        ``str``: a legal move's OpenSpiel ``action_to_string`` name (``"x(1,1)"``, ``"Raise"``, ``"a5a4"``; case
+        ignored when unambiguous), as the whole reply, in ``[...]`` or in a ``move`` tool call; or the move's
+        OpenSpiel action id as digits (``"4"``, ``"[4]"``). A dead agent steps with ``None``.
+
+    Info (per agent, besides the base keys ``legal_moves``, ``reason``, ``invalid_moves``, ``to_move``,
+    ``move_number``, ``instructions``):
+        ``legal_actions`` (OpenSpiel ids of ``legal_moves``, same order), ``action_mask`` (``np.int8``, shape
+        ``(num_distinct_actions,)``, all zero when it is not the agent's turn; ``action_space(agent).sample(mask)``
+        returns a random legal move), ``player`` (OpenSpiel player id), ``returns`` (OpenSpiel returns so far).
+
+    Rewards:
+        OpenSpiel's: each step, each agent's change in ``state.returns()`` (terminal-reward games pay at the end,
+        per-step-reward games as they go). A forfeit gives the forfeiter ``-1`` and, in zero-sum and
+        constant-sum games, the others share ``+1``; in other games the others get 0.
+
+    Episode end:
+        Terminated for every agent at an OpenSpiel terminal state or a forfeit (an agent's
+        ``max_invalid_moves + 1``-th invalid move). Truncated for every agent after ``max_moves`` moves, if set.
+
+    Arguments:
+        game: OpenSpiel game name, optionally with parameters (``"hex(board_size=5)"``).
+        game_params: Game parameters as a dict, instead of the string form.
+        max_invalid_moves: Invalid moves tolerated per agent per game.
+        max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
+        action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
+        render_mode: None, ``"ansi"`` or ``"human"``: OpenSpiel's full state string (hidden information included).
+
+    Raises:
+        DependencyNotInstalled: ``open-spiel`` is missing.
+        ValueError: Unknown game, bad parameters, or a game with neither observation nor information-state strings.
+
+    Version history:
+        v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "openspiel_v0", "is_parallelizable": False,
+                "render_fps": 1}
+    title = "OpenSpiel game"
+
+    def __init__(
+        self,
+        game: str = "tic_tac_toe",
+        game_params: dict[str, Any] | None = None,
+        *,
+        max_invalid_moves: int = DEFAULT_MAX_INVALID_MOVES,
+        max_moves: int | None = None,
+        action_format: str = "native",
+        render_mode: str | None = None,
+    ) -> None:
+        pyspiel = _pyspiel()
+        spiel = load_game(game, game_params)
+        gtype = spiel.get_type()
+        self.simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+        if self.simultaneous:
+            spiel = pyspiel.convert_to_turn_based(spiel)
+            gtype = spiel.get_type()
+        if gtype.provides_observation_string:
+            self.view = "observation"
+        elif gtype.provides_information_state_string:
+            self.view = "information_state"
+        else:
+            raise ValueError(f"OpenSpiel game {game!r} has neither an observation nor an information-state string")
+        if max_moves is not None and int(max_moves) < 1:
+            raise ValueError(f"max_moves must be >= 1 or None, got {max_moves}")
+        self.game = spiel
+        self.game_name = load_game(game, game_params).get_type().short_name
+        self.game_string = str(load_game(game, game_params)).removesuffix("()")
+        self.num_players = spiel.num_players()
+        self.num_actions = spiel.num_distinct_actions()
+        self.perfect_information = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION
+        self.zero_sum = gtype.utility in (pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)
+        self.max_moves = None if max_moves is None else int(max_moves)
+        self.title = f"OpenSpiel {self.game_name}"
+        # Class-level possible_agents_default is read by the base __init__; set the instance's before calling it.
+        self.possible_agents_default = tuple(f"player_{i}" for i in range(self.num_players))
+        super().__init__(max_invalid_moves=max_invalid_moves, action_format=action_format, render_mode=render_mode)
+        self.metadata = {**type(self).metadata, "name": f"openspiel_v0({self.game_name})"}
+        self._act_spaces = {a: MoveText(MAX_ACTION_CHARS) for a in self.possible_agents}
+        self.agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        self.state: Any = None
+        self._state_version = 0
+        self._spiel_returns = np.zeros(self.num_players)
+        self._legal_cache: tuple[int, int, list[str], list[int]] | None = None
+        self._experts: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ OpenSpiel helpers
+    def _sample_chance(self) -> None:
+        while self.state.is_chance_node():
+            outcomes, probs = zip(*self.state.chance_outcomes())
+            p = np.asarray(probs, dtype=np.float64)
+            self.state.apply_action(int(outcomes[int(self.np_random.choice(len(outcomes), p=p / p.sum()))]))
+
+    def legal(self, agent: str) -> tuple[list[str], list[int]]:
+        """``(names, action_ids)`` of ``agent``'s legal moves now (empty when it is not its turn)."""
+        if self.state is None or self.state.is_terminal():
+            return [], []
+        player = self.agent_index[agent]
+        cache = self._legal_cache
+        if cache is not None and cache[0] == self._state_version and cache[1] == player:
+            return cache[2], cache[3]
+        if self.state.current_player() != player:
+            return [], []
+        ids = list(self.state.legal_actions(player))
+        names = [self.state.action_to_string(player, a) for a in ids]
+        self._legal_cache = (self._state_version, player, names, ids)
+        return names, ids
+
+    def view_string(self, agent: str) -> str:
+        """OpenSpiel's observation (or information-state) string of ``agent``'s player."""
+        player = self.agent_index[agent]
+        if self.view == "observation":
+            return self.state.observation_string(player)
+        return self.state.information_state_string(player)
+
+    # ------------------------------------------------------------------ TextGameEnv hooks
+    def _reset_game(self) -> None:
+        self.state = self.game.new_initial_state()
+        self._state_version = 0
+        self._legal_cache = None
+        self._sample_chance()
+        self._spiel_returns = np.zeros(self.num_players)
+
+    def _current_agent(self) -> str:
+        return self.possible_agents[self.state.current_player()]
+
+    def legal_moves(self, agent: str) -> list[str]:
+        return self.legal(agent)[0]
+
+    def all_moves(self, agent: str) -> Sequence[str]:
+        # OpenSpiel move names can depend on the state (chess SAN), so only the legal ones are known by name.
+        return self.legal(agent)[0]
+
+    def move_name_for(self, candidate: str, agent: str) -> str | None:
+        """A legal move's name for ``candidate``: the name (case ignored when unambiguous) or a legal action id."""
+        names, ids = self.legal(agent)
+        text = candidate.strip()
+        if text in names:
+            return text
+        low = text.lower()
+        hits = [n for n in names if n.lower() == low]
+        if len(hits) == 1:
+            return hits[0]
+        key = super().move_name_for(candidate, agent)  # "move 4", "column 4" -> base's prefix handling
+        if key is not None:
+            return key
+        digits = text.lstrip("+")
+        if digits.isdigit() and len(digits) <= 9:
+            a = int(digits)
+            if a in ids:
+                return names[ids.index(a)]
+        return None
+
+    def _parse_move(self, agent: str, text: str) -> str:
+        # A whole reply that is a move name is tried first: OpenSpiel names may be long (battleship) or contain
+        # brackets (goofspiel's "[P0]Bid: 1"), which the base's bracket rule cannot see. Then the base's rules.
+        if len(text) <= MAX_BARE_MOVE_CHARS and self.action_format == "native":
+            visible = _visible(text).strip()
+            names = self.legal(agent)[0]
+            if visible in names:
+                return visible
+        return super()._parse_move(agent, text)
+
+    def _apply_move(self, agent: str, move: str) -> MoveResult:
+        names, ids = self.legal(agent)
+        action = ids[names.index(move)]
+        self.state.apply_action(action)
+        self._state_version += 1
+        self._sample_chance()
+        returns = np.asarray(self.state.returns(), dtype=np.float64)
+        delta = returns - self._spiel_returns
+        self._spiel_returns = returns
+        rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents)}
+        over = bool(self.state.is_terminal())
+        truncated = not over and self.max_moves is not None and self.move_number + 1 >= self.max_moves
+        # Others learn a move only where OpenSpiel makes it public (perfect information); otherwise their
+        # observation string says what they may know.
+        event = f"{agent} played {move}." if self.perfect_information else ""
+        return MoveResult(rewards=rewards, game_over=over, truncated=truncated, event=event)
+
+    def _forfeit(self, agent: str) -> MoveResult:
+        if self.zero_sum:
+            return super()._forfeit(agent)
+        rewards = {a: (FORFEIT_REWARD if a == agent else 0.0) for a in self.agents}
+        return MoveResult(rewards=rewards, game_over=True, event=f"{agent} forfeited (too many invalid moves).")
+
+    def _observation(self, agent: str) -> str:
+        i = self.agent_index[agent]
+        head = f"OpenSpiel game {self.game_string}. You are {agent} (player {i} of {self.num_players})."
+        body = self.view_string(agent)
+        if self.state.is_terminal() or self.forfeited is not None:
+            return f"{head}\n{body}\nYour return: {self.returns.get(agent, 0.0):+g}."
+        return f"{head}\n{body}"
+
+    def instructions(self, agent: str) -> str:
+        i = self.agent_index[agent]
+        return (
+            f"You play the OpenSpiel game {self.game_string} as {agent} (OpenSpiel player {i} of "
+            f"{self.num_players}); the rules are OpenSpiel's. Each turn you see your observation of the game and "
+            "your legal moves by name. Reply with one legal move name, e.g. [name] or the name alone; the move's "
+            "OpenSpiel action id also works. "
+            + self._format_tool_paragraph() + " " + self._limits_paragraph()
+        )
+
+    def expert_move(self, agent: str, rng: np.random.Generator) -> str:
+        """OpenSpiel's MCTS (perfect information) or IS-MCTS (imperfect) with random rollouts, 200 simulations.
+
+        Raises:
+            ValueError: It is not ``agent``'s turn.
+        """
+        names, ids = self.legal(agent)
+        if not ids:
+            raise ValueError(f"it is not {agent}'s turn")
+        if len(ids) == 1:
+            return names[0]
+        pyspiel = _pyspiel()
+        seed = int(rng.integers(0, 2**31 - 1))
+        evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+        if self.perfect_information:
+            bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, EXPERT_SIMULATIONS, EXPERT_MAX_MEMORY_MB,
+                                  True, seed, False)
+        else:
+            bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, EXPERT_SIMULATIONS)
+        action = int(bot.step(self.state))
+        return names[ids.index(action)]
+
+    def _refresh_infos(self) -> None:
+        super()._refresh_infos()
+        for a, info in self.infos.items():
+            names, ids = self.legal(a) if info["to_move"] else ([], [])
+            mask = np.zeros(self.num_actions, dtype=np.int8)
+            if ids:
+                mask[ids] = 1
+            info["legal_actions"] = ids
+            info["action_mask"] = mask
+            info["player"] = self.agent_index[a]
+            info["returns"] = [float(r) for r in self._spiel_returns]
+
+    def render_state(self) -> str:
+        if self.state is None:
+            return ""
+        return f"{self.game_string} (move {self.move_number})\n{self.state}"
+
+
+def raw_env(**kwargs: Any) -> OpenSpielEnv:
+    """The AEC env (see :class:`OpenSpielEnv` for the keyword arguments)."""
+    return OpenSpielEnv(**kwargs)
+
+
+def env(**kwargs: Any) -> OpenSpielEnv:
+    """The AEC env, PettingZoo style: ``openspiel_v0.env(game="leduc_poker")`` (see :class:`OpenSpielEnv`).
+
+    No PettingZoo wrappers are stacked: the env validates its own moves (an invalid move is an observation, not an
+    exception) and enforces reset-before-step itself.
+    """
+    return OpenSpielEnv(**kwargs)
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env`: each step only the mover's action is used."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(OpenSpielEnv(**kwargs))
