@@ -79,6 +79,25 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.code.repo_env:RepoEnv",
         "Fix an injected bug in a small generated Python repo with bash/read/write/apply_patch; hidden tests on submit.",
     ),
+    # --- multiagent (issue 17) ---
+    EnvSpecRow(
+        "arl/multiagent.tictactoe-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Tic-tac-toe vs an opponent (random | expert minimax | callable); success = not losing (a drawn game).",
+        kwargs={"game": "tictactoe", "seat": "random"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.connect_four-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Connect Four vs an opponent (random | expert alpha-beta | callable); success = win.",
+        kwargs={"game": "connect_four", "seat": "random"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.kuhn_poker-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Kuhn poker match of 100 hands, seats alternating, vs an opponent (random | equilibrium | callable); success = chips > 0.",
+        kwargs={"game": "kuhn_poker", "seat": "random", "games": 100},
+    ),
 )
 
 

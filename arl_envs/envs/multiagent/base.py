@@ -42,6 +42,7 @@ implement the hooks:
 * ``instructions(agent) -> str``: rules and move format for ``agent``;
 * ``expert_move(agent, rng) -> str`` and optionally ``random_move(agent, rng) -> str`` (default: uniform over
   ``legal_moves``): reference players used by the single-agent view (:mod:`arl_envs.envs.multiagent.view`);
+  optionally ``counter_move(agent, rng, opponent)`` (the view's expert when it knows the opponent's kind);
 * optionally ``_forfeit(agent) -> MoveResult`` (cooperative games), ``render_state() -> str`` (the ``ansi`` render),
   ``outcome(agent, total_return) -> str`` and ``success(agent, total_return) -> bool`` (the view's ``success``).
 
@@ -151,6 +152,8 @@ class TextGameEnv(AECEnv):
     turn_based: ClassVar[bool] = True
     #: A short human name used in texts ("Tic-tac-toe").
     title: ClassVar[str] = "game"
+    #: Most valid moves one agent makes in one game (bounds the single-agent view's turn budget).
+    max_moves_hint: ClassVar[int] = 100
 
     def __init__(
         self,
@@ -186,6 +189,7 @@ class TextGameEnv(AECEnv):
         self.move_number = 0
         self.invalid_moves: dict[str, int] = {}
         self.last_reason: dict[str, str | None] = {}
+        self.last_moves: dict[str, str] = {}
         self._events: dict[str, list[str]] = {}
         self.forfeited: str | None = None
         self._instructions: dict[str, str] = {}
@@ -222,6 +226,11 @@ class TextGameEnv(AECEnv):
     @abstractmethod
     def expert_move(self, agent: str, rng: np.random.Generator) -> str:
         """The reference strong player's move for ``agent`` now (native name)."""
+
+    def counter_move(self, agent: str, rng: np.random.Generator, opponent: str) -> str:
+        """The single-agent view's expert move against an opponent of kind ``opponent`` (``"random"``,
+        ``"expert"`` or ``"callable"``): a game may exploit a known opponent here. Default: :meth:`expert_move`."""
+        return self.expert_move(agent, rng)
 
     def random_move(self, agent: str, rng: np.random.Generator) -> str:
         """A uniformly random legal move of ``agent``."""
@@ -286,6 +295,7 @@ class TextGameEnv(AECEnv):
         self.returns = dict.fromkeys(self.agents, 0.0)
         self.invalid_moves = dict.fromkeys(self.agents, 0)
         self.last_reason = dict.fromkeys(self.agents, None)
+        self.last_moves: dict[str, str] = {}
         self._events = {a: [] for a in self.agents}
         self._skip_agent_selection = None
         self.move_number = 0
@@ -338,6 +348,7 @@ class TextGameEnv(AECEnv):
             return
         self.last_reason[agent] = None
         self._events[agent] = []
+        self.last_moves[agent] = move
         result = self._apply_move(agent, move)
         self.move_number += 1
         self._finish_step(agent, result)

@@ -122,6 +122,7 @@ class TicTacToeEnv(TextGameEnv):
     """
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "tictactoe_v0"}
+    max_moves_hint: ClassVar[int] = 5
     title: ClassVar[str] = "Tic-tac-toe"
 
     def _reset_game(self) -> None:
@@ -185,6 +186,10 @@ class TicTacToeEnv(TextGameEnv):
                 "an empty cell shows its number. Three of your marks in a row, column or diagonal wins; a full board "
                 f"without a line is a draw. Win +1, draw 0, loss -1. {self._format_tool_paragraph()} "
                 f"{self._limits_paragraph()}")
+
+    def success(self, agent: str, total_return: float) -> bool:
+        """Not losing: tic-tac-toe is a draw under perfect play, so a draw is what optimal play guarantees."""
+        return total_return >= 0
 
     def expert_move(self, agent: str, rng: np.random.Generator) -> str:
         """Minimax (never loses), exploiting a random opponent among equally optimal moves."""
