@@ -98,6 +98,27 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "Kuhn poker match of 100 hands, seats alternating, vs an opponent (random | equilibrium | callable); success = chips > 0.",
         kwargs={"game": "kuhn_poker", "seat": "random", "games": 100},
     ),
+    EnvSpecRow(
+        "arl/multiagent.negotiation-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Split books/hats/balls with private values over <= 20 messages (propose/accept/reject + free text) vs an "
+        "opponent (random | value-greedy | callable); success = a deal worth >= half your pool value.",
+        kwargs={"game": "negotiation", "seat": "random"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.referential-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Cooperative referential game: speaker describes a target among distractors, listener picks; partner "
+        "scripted by default (random | expert | callable); success = the target is picked.",
+        kwargs={"game": "referential", "seat": "random", "opponent": "expert"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.gridpath-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "3 agents walk to their goals on a 5x5 grid with simultaneous moves and collisions; you steer one, path "
+        "planners the others (expert | random | callable); success = every agent arrives.",
+        kwargs={"game": "gridpath", "seat": "random", "opponent": "expert"},
+    ),
 )
 
 

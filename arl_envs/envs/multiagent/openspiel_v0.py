@@ -77,19 +77,28 @@ def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
 
 
 class MoveText(UnicodeText):
-    """Text action space of a game with action ids: any ``str``; ``sample(mask)`` gives a random legal move.
+    """Text action space of a game: any ``str``; ``sample(mask)`` gives a random legal move.
 
     ``sample()`` without a mask is random Unicode text (almost always an invalid move). With ``mask`` (the
-    ``np.int8`` array of ``info["action_mask"]``, one entry per action id) it returns the decimal id of a uniformly
-    drawn legal action, which the bridge accepts as a move. PettingZoo's ``api_test`` and ``seed_test`` call
-    ``sample(info["action_mask"])``, so through this space they play real games rather than invalid moves only.
+    ``np.int8`` array of ``info["action_mask"]``, one entry per move of ``moves``) it returns a uniformly drawn
+    allowed move: ``moves[i]``, or the decimal index ``str(i)`` when ``moves`` is None (OpenSpiel action ids, which
+    the bridge accepts as moves). PettingZoo's ``api_test`` and ``seed_test`` call ``sample(info["action_mask"])``,
+    so through this space they play real games rather than only invalid moves.
+
+    Args:
+        max_length: Longest string, in characters.
+        moves: The move vocabulary the mask indexes, or None for decimal ids.
     """
 
+    def __init__(self, max_length: int, moves: Sequence[str] | None = None) -> None:
+        super().__init__(max_length)
+        self.moves = None if moves is None else tuple(moves)
+
     def sample(self, mask: Any = None, probability: Any = None) -> str:
-        """A random legal action id (as text) under ``mask``, else random text.
+        """A random allowed move under ``mask``, else random text.
 
         Raises:
-            ValueError: ``probability`` given, or a mask with no legal action.
+            ValueError: ``probability`` given, or a mask that allows nothing.
         """
         if probability is not None:
             raise ValueError("MoveText.sample does not support probability")
@@ -97,8 +106,15 @@ class MoveText(UnicodeText):
             return super().sample()
         legal = np.flatnonzero(np.asarray(mask))
         if legal.size == 0:
-            raise ValueError("action mask has no legal action")
-        return str(int(legal[int(self.np_random.integers(0, legal.size))]))
+            raise ValueError("action mask allows no move")
+        i = int(legal[int(self.np_random.integers(0, legal.size))])
+        return str(i) if self.moves is None else self.moves[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MoveText) and super().__eq__(other) and other.moves == self.moves
+
+    def __hash__(self) -> int:
+        return hash(("MoveText", self.max_length, self.moves))
 
 
 class OpenSpielEnv(TextGameEnv):
@@ -199,15 +215,33 @@ class OpenSpielEnv(TextGameEnv):
         self._act_spaces = {a: MoveText(MAX_ACTION_CHARS) for a in self.possible_agents}
         self.agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         self.state: Any = None
+        self._forced_chance: list[int] = []
         self._state_version = 0
         self._spiel_returns = np.zeros(self.num_players)
         self._legal_cache: tuple[int, int, list[str], list[int]] | None = None
         self._experts: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ OpenSpiel helpers
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a game. ``seed`` seeds the chance events; ``options={"chance_outcomes": [a, ...]}`` fixes the
+        first chance outcomes (OpenSpiel action ids, e.g. a known deal), the rest are sampled.
+
+        Raises:
+            ValueError: A forced chance outcome that is not possible at its chance node.
+        """
+        forced = (options or {}).get("chance_outcomes") or ()
+        self._forced_chance = [int(a) for a in forced]
+        super().reset(seed=seed, options=options)
+
     def _sample_chance(self) -> None:
         while self.state.is_chance_node():
             outcomes, probs = zip(*self.state.chance_outcomes())
+            if self._forced_chance:
+                a = self._forced_chance.pop(0)
+                if a not in outcomes:
+                    raise ValueError(f"chance outcome {a} is not possible here; possible: {list(outcomes)}")
+                self.state.apply_action(a)
+                continue
             p = np.asarray(probs, dtype=np.float64)
             self.state.apply_action(int(outcomes[int(self.np_random.choice(len(outcomes), p=p / p.sum()))]))
 
