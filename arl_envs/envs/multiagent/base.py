@@ -39,7 +39,8 @@ implement the hooks:
 * ``_apply_move(agent, move) -> MoveResult``: play a legal move (already canonical) and say what it did:
   step rewards, whether the game ended, which agents leave, and the event text the others read;
 * ``_observation(agent) -> str``: the game state as ``agent`` may see it (hide private information!);
-* ``instructions(agent) -> str``: rules and move format for ``agent``;
+* ``instructions(agent) -> str``: rules and move format for ``agent`` (called once per instance, at the first
+  reset: per-game private information such as a hand or item values belongs in the observation);
 * ``expert_move(agent, rng) -> str`` and optionally ``random_move(agent, rng) -> str`` (default: uniform over
   ``legal_moves``): reference players used by the single-agent view (:mod:`arl_envs.envs.multiagent.view`);
   optionally ``counter_move(agent, rng, opponent)`` (the view's expert when it knows the opponent's kind);
@@ -109,7 +110,7 @@ class TextObservation(str):
     dtype = np.dtype(str)
 
 
-@dataclass
+@dataclass(slots=True)
 class MoveResult:
     """What a game's :meth:`TextGameEnv._apply_move` did.
 
@@ -175,7 +176,9 @@ class TextGameEnv(AECEnv):
         self.possible_agents = list(self.possible_agents_default)
         self._obs_spaces = {a: UnicodeText(MAX_OBSERVATION_CHARS) for a in self.possible_agents}
         self._act_spaces = {a: UnicodeText(MAX_ACTION_CHARS) for a in self.possible_agents}
-        self.np_random, self.np_random_seed = seeding.np_random(None)
+        self._np_random: np.random.Generator | None = None
+        self._pending_seed: int | None = None
+        self.np_random_seed: int | None = None
         self._seeded = False
         self._started = False
         self.agents: list[str] = []
@@ -193,6 +196,11 @@ class TextGameEnv(AECEnv):
         self._events: dict[str, list[str]] = {}
         self.forfeited: str | None = None
         self._instructions: dict[str, str] = {}
+        #: ``id(all_moves(...))`` -> lower-case name -> name; only for move tuples that live as long as the class
+        #: (games whose ``all_moves`` builds a new list each call get no caching, bounded at 64 entries).
+        self._lookup_cache: dict[int, dict[str, str]] = {}
+        self._episode_count = 0
+        self._legal_cache: tuple[Any, list[str]] = (None, [])
 
     # ------------------------------------------------------------------ hooks
     @abstractmethod
@@ -259,11 +267,16 @@ class TextGameEnv(AECEnv):
 
     def move_name_for(self, candidate: str, agent: str) -> str | None:
         """Map a parsed candidate (``"3"``, ``"Column 3"``) to a canonical move name, or None if unknown."""
-        key = _PREFIX.sub("", candidate.strip()).strip().rstrip(".").lower()
-        for name in self.all_moves(agent):
-            if name.lower() == key:
-                return name
-        return None
+        moves = self.all_moves(agent)
+        lookup = self._lookup_cache.get(id(moves))
+        if lookup is None:
+            lookup = {name.lower(): name for name in moves}
+            if len(self._lookup_cache) < 64:
+                self._lookup_cache[id(moves)] = lookup
+        hit = lookup.get(candidate)
+        if hit is not None:
+            return hit
+        return lookup.get(_PREFIX.sub("", candidate.strip()).strip().rstrip(".").lower())
 
     def format_move(self, move: str) -> str:
         """A move written in the ``action_format`` in use (what a policy should reply)."""
@@ -272,6 +285,13 @@ class TextGameEnv(AECEnv):
 
             return format_json_tool_call(MOVE_TOOL, {"move": move})
         return f"[{move}]"
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The game's generator (seeded by ``reset(seed=...)``); all chance must come from it."""
+        if self._np_random is None:
+            self._np_random, self.np_random_seed = seeding.np_random(self._pending_seed)
+        return self._np_random
 
     # ------------------------------------------------------------------ PettingZoo API
     def observation_space(self, agent: str) -> UnicodeText:
@@ -285,8 +305,8 @@ class TextGameEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a game. ``seed`` reseeds ``np_random``; without it the generator continues."""
         if seed is not None or not self._seeded:
-            self.np_random, self.np_random_seed = seeding.np_random(seed)
-            self._seeded = True
+            # Created lazily on first use (a game without chance never pays for a generator per reset).
+            self._np_random, self._pending_seed, self._seeded = None, seed, True
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -299,8 +319,10 @@ class TextGameEnv(AECEnv):
         self._events = {a: [] for a in self.agents}
         self._skip_agent_selection = None
         self.move_number = 0
+        self._episode_count += 1
         self.forfeited = None
-        self._instructions = {a: self.instructions(a) for a in self.agents}
+        if not self._instructions:  # the rules do not change between games of one instance
+            self._instructions = {a: self.instructions(a) for a in self.possible_agents}
         self._reset_game()
         self._started = True
         self.agent_selection = self._current_agent()
@@ -310,19 +332,16 @@ class TextGameEnv(AECEnv):
         """``agent``'s observation: events since it last moved, the game view, its legal moves if it is to move."""
         if not self._started:
             raise ResetNeeded("call reset() before observe()")
-        parts: list[str] = []
         reason = self.last_reason.get(agent)
-        if reason is not None:
-            parts.append(f"Invalid move: {reason}")
         events = self._events.get(agent)
+        parts = [f"Invalid move: {reason}"] if reason is not None else []
         if events:
-            parts.extend(events)
+            parts += events
         parts.append(self._observation(agent))
-        if agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
-            if agent == self.agent_selection:
-                parts.append(self._prompt(agent))
-        else:
+        if self.terminations.get(agent, True) or self.truncations[agent]:
             parts.append("The game is over.")
+        elif agent == self.agent_selection:
+            parts.append(self._prompt(agent))
         text = "\n".join(parts)
         if len(text) > MAX_OBSERVATION_CHARS:
             text = text[: MAX_OBSERVATION_CHARS - 20] + "\n[... truncated ...]"
@@ -370,6 +389,16 @@ class TextGameEnv(AECEnv):
         """The full public state as text (what :meth:`render_state` shows)."""
         return self.render_state()
 
+    def _legal(self, agent: str) -> list[str]:
+        """:meth:`legal_moves`, computed once per state and agent (the state changes only by a valid move)."""
+        key = (self._episode_count, self.move_number, agent)
+        cache = self._legal_cache
+        if cache[0] == key:
+            return cache[1]
+        moves = self.legal_moves(agent)
+        self._legal_cache = (key, moves)
+        return moves
+
     # ------------------------------------------------------------------ parsing
     def _parse_move(self, agent: str, text: str) -> str:
         """The canonical legal move in ``text``.
@@ -379,6 +408,10 @@ class TextGameEnv(AECEnv):
         """
         if len(text) > MAX_ACTION_CHARS:
             raise ParseError(f"your reply is {len(text)} characters long; the limit is {MAX_ACTION_CHARS}")
+        if self.action_format == "native" and len(text) <= 42 and text[:1] == "[" and text[-1:] == "]":
+            fast = self.move_name_for(text[1:-1], agent)  # the common "[4]": skip the general parse
+            if fast is not None and fast in self._legal(agent):
+                return fast
         text = _visible(text)
         candidate: str | None = None
         if "<tool_call>" in text or "</tool_call>" in text:
@@ -417,7 +450,7 @@ class TextGameEnv(AECEnv):
         if move is None:
             shown = candidate if len(candidate) <= 40 else candidate[:40] + "..."
             raise ParseError(f"{shown!r} is not a move of this game")
-        if move not in self.legal_moves(agent):
+        if move not in self._legal(agent):
             raise ParseError(f"{move} is not legal now{self._illegal_detail(agent, move)}")
         return move
 
@@ -430,11 +463,12 @@ class TextGameEnv(AECEnv):
         return legal[0] if legal else (list(self.all_moves(agent)) or ["..."])[0]
 
     def _prompt(self, agent: str) -> str:
-        legal = self.legal_moves(agent)
+        legal = self._legal(agent)
         if not legal:
             return "Your move."
-        return "Your move. Legal moves: " + " ".join(self.format_move(m) if self.action_format == "native" else m
-                                                     for m in legal)
+        if self.action_format == "native":
+            return "Your move. Legal moves: [" + "] [".join(legal) + "]"
+        return "Your move. Legal moves: " + ", ".join(legal)
 
     # ------------------------------------------------------------------ bookkeeping
     def _invalid(self, agent: str, reason: str) -> None:
@@ -466,8 +500,7 @@ class TextGameEnv(AECEnv):
         else:
             for a in result.leaving:
                 self.terminations[a] = True
-            live = [a for a in self.agents if not (self.terminations[a] or self.truncations[a])]
-            if live:
+            if not result.leaving or any(not (self.terminations[a] or self.truncations[a]) for a in self.agents):
                 self.agent_selection = self._current_agent()
         self._accumulate_rewards()
         self._refresh_infos()
@@ -480,7 +513,7 @@ class TextGameEnv(AECEnv):
         for a in self.agents:
             to_move = a == mover and not (self.terminations[a] or self.truncations[a])
             infos[a] = {
-                "legal_moves": self.legal_moves(a) if to_move else [],
+                "legal_moves": self._legal(a) if to_move else [],
                 "reason": self.last_reason[a],
                 "invalid_moves": self.invalid_moves[a],
                 "to_move": to_move,

@@ -25,6 +25,10 @@ LINES_THROUGH: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
 MOVES: tuple[str, ...] = tuple(str(i) for i in range(9))
 MARKS = (".", "X", "O")
 WIN_REWARD = 1.0
+_BOARD = "\n---+---+---\n".join([" {} | {} | {}"] * 3)
+#: Text of cell i holding 0 (empty: its number), 1 (X) or 2 (O).
+_CELL_TEXT = tuple((str(i), "X", "O") for i in range(9))
+_HEADER = {"player_0": "Tic-tac-toe. You play X.\n", "player_1": "Tic-tac-toe. You play O.\n"}
 
 
 def winner(board: Sequence[int]) -> int:
@@ -166,13 +170,11 @@ class TicTacToeEnv(TextGameEnv):
     def board_text(self) -> str:
         """The board: marks, and the cell number in each empty cell."""
         b = self.board
-        rows = [" " + " | ".join(MARKS[b[r * 3 + c]] if b[r * 3 + c] else str(r * 3 + c) for c in range(3))
-                for r in range(3)]
-        return "\n---+---+---\n".join(rows)
+        return _BOARD.format(*[_CELL_TEXT[i][b[i]] for i in range(9)])
 
     def _observation(self, agent: str) -> str:
-        mark = MARKS[self.possible_agents.index(agent) + 1]
-        return f"Tic-tac-toe. You play {mark}.\n{self.board_text()}"
+        b = self.board
+        return _HEADER[agent] + _BOARD.format(*[_CELL_TEXT[i][b[i]] for i in range(9)])
 
     def render_state(self) -> str:
         w = winner(self.board)
