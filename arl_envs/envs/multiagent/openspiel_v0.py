@@ -28,6 +28,7 @@ from arl_envs.envs.multiagent.base import (
     MAX_ACTION_CHARS,
     MoveResult,
     TextGameEnv,
+    _PREFIX,
     _visible,
 )
 
@@ -218,7 +219,7 @@ class OpenSpielEnv(TextGameEnv):
         self._forced_chance: list[int] = []
         self._state_version = 0
         self._spiel_returns = np.zeros(self.num_players)
-        self._legal_cache: tuple[int, int, list[str], list[int]] | None = None
+        self._spiel_cache: tuple[int, int, list[str], list[int]] | None = None
         self._experts: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ OpenSpiel helpers
@@ -250,14 +251,14 @@ class OpenSpielEnv(TextGameEnv):
         if self.state is None or self.state.is_terminal():
             return [], []
         player = self.agent_index[agent]
-        cache = self._legal_cache
+        cache = self._spiel_cache
         if cache is not None and cache[0] == self._state_version and cache[1] == player:
             return cache[2], cache[3]
         if self.state.current_player() != player:
             return [], []
         ids = list(self.state.legal_actions(player))
         names = [self.state.action_to_string(player, a) for a in ids]
-        self._legal_cache = (self._state_version, player, names, ids)
+        self._spiel_cache = (self._state_version, player, names, ids)
         return names, ids
 
     def view_string(self, agent: str) -> str:
@@ -271,7 +272,7 @@ class OpenSpielEnv(TextGameEnv):
     def _reset_game(self) -> None:
         self.state = self.game.new_initial_state()
         self._state_version = 0
-        self._legal_cache = None
+        self._spiel_cache = None
         self._sample_chance()
         self._spiel_returns = np.zeros(self.num_players)
 
@@ -295,9 +296,13 @@ class OpenSpielEnv(TextGameEnv):
         hits = [n for n in names if n.lower() == low]
         if len(hits) == 1:
             return hits[0]
-        key = super().move_name_for(candidate, agent)  # "move 4", "column 4" -> base's prefix handling
-        if key is not None:
-            return key
+        stripped = _PREFIX.sub("", text).strip().rstrip(".")  # "move 4", "action: x(1,1)"
+        if stripped != text:
+            low = stripped.lower()
+            hits = [n for n in names if n.lower() == low]
+            if len(hits) == 1:
+                return hits[0]
+            text = stripped
         digits = text.lstrip("+")
         if digits.isdigit() and len(digits) <= 9:
             a = int(digits)
