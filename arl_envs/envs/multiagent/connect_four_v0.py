@@ -33,6 +33,7 @@ _WIN_SCORE = 1_000_000
 #: Heuristic value of a window of four holding 1, 2 or 3 of one side's pieces and none of the other's.
 _WINDOW_VALUE = (0, 1, 8, 64, 0)
 _CENTER_FIRST = (3, 2, 4, 1, 5, 0, 6)
+_COLUMN_LINE = "\n" + " ".join(MOVES)
 
 
 def _windows() -> tuple[int, ...]:
@@ -162,6 +163,9 @@ class ConnectFourEnv(TextGameEnv):
         self.mask = 0
         self.to_play = 0
         self.moves_played = 0
+        self.heights = [0] * COLUMNS
+        #: Display rows, top row first: each a list of 7 marks.
+        self._rows = [["."] * COLUMNS for _ in range(ROWS)]
 
     def _current_agent(self) -> str:
         return self.possible_agents[self.to_play]
@@ -186,6 +190,8 @@ class ConnectFourEnv(TextGameEnv):
         self.mask = mask | bit
         self.bits[p] |= bit
         self.moves_played += 1
+        self._rows[ROWS - 1 - self.heights[c]][c] = MARKS[p]
+        self.heights[c] += 1
         event = f"{MARKS[p]} ({agent}) played [{c}]."
         if has_four(self.bits[p]):  # checked before the draw test: a 42nd move that completes a line wins
             loser = self.possible_agents[1 - p]
@@ -203,9 +209,7 @@ class ConnectFourEnv(TextGameEnv):
 
     def board_text(self) -> str:
         """The board, top row first, with the column numbers underneath."""
-        rows = [" ".join(self.cell(c, r) for c in range(COLUMNS)) for r in range(ROWS - 1, -1, -1)]
-        rows.append(" ".join(MOVES))
-        return "\n".join(rows)
+        return "\n".join([" ".join(row) for row in self._rows]) + _COLUMN_LINE
 
     def _observation(self, agent: str) -> str:
         mark = MARKS[self.possible_agents.index(agent)]
