@@ -160,6 +160,7 @@ class OpenSpielEnv(TextGameEnv):
         game_params: Game parameters as a dict, instead of the string form.
         max_invalid_moves: Invalid moves tolerated per agent per game.
         max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
+        expert_simulations: (IS-)MCTS simulations per move of :meth:`expert_move` (default 200).
         action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
         render_mode: None, ``"ansi"`` or ``"human"``: OpenSpiel's full state string (hidden information included).
 
@@ -182,10 +183,14 @@ class OpenSpielEnv(TextGameEnv):
         *,
         max_invalid_moves: int = DEFAULT_MAX_INVALID_MOVES,
         max_moves: int | None = None,
+        expert_simulations: int = EXPERT_SIMULATIONS,
         action_format: str = "native",
         render_mode: str | None = None,
     ) -> None:
         pyspiel = _pyspiel()
+        if int(expert_simulations) < 1:
+            raise ValueError(f"expert_simulations must be >= 1, got {expert_simulations}")
+        self.expert_simulations = int(expert_simulations)
         spiel = load_game(game, game_params)
         gtype = spiel.get_type()
         self.simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
@@ -362,10 +367,15 @@ class OpenSpielEnv(TextGameEnv):
         )
 
     def expert_move(self, agent: str, rng: np.random.Generator) -> str:
-        """OpenSpiel's MCTS (perfect information) or IS-MCTS (imperfect) with random rollouts, 200 simulations.
+        """OpenSpiel's MCTS (perfect information) or IS-MCTS (imperfect information) with random rollouts,
+        ``expert_simulations`` simulations per move (seeded from ``rng``). Cost grows with the game's length
+        (about 0.5 s per move in othello, seconds in backgammon, at 200 simulations).
 
         Raises:
             ValueError: It is not ``agent``'s turn.
+            NotImplementedError: OpenSpiel's searches do not support the game (IS-MCTS needs
+                ``ResampleFromInfostate``, missing e.g. in liars_dice, battleship, phantom_ttt and turn-based
+                simultaneous games; MCTS needs terminal rewards, missing e.g. in 2048).
         """
         names, ids = self.legal(agent)
         if not ids:
@@ -374,13 +384,16 @@ class OpenSpielEnv(TextGameEnv):
             return names[0]
         pyspiel = _pyspiel()
         seed = int(rng.integers(0, 2**31 - 1))
-        evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
-        if self.perfect_information:
-            bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, EXPERT_SIMULATIONS, EXPERT_MAX_MEMORY_MB,
-                                  True, seed, False)
-        else:
-            bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, EXPERT_SIMULATIONS)
-        action = int(bot.step(self.state))
+        try:
+            evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+            if self.perfect_information:
+                bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, self.expert_simulations,
+                                      EXPERT_MAX_MEMORY_MB, True, seed, False)
+            else:
+                bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, self.expert_simulations)
+            action = int(bot.step(self.state))
+        except pyspiel.SpielError as exc:
+            raise NotImplementedError(f"no OpenSpiel search expert for {self.game_string}: {exc}") from exc
         return names[ids.index(action)]
 
     def _refresh_infos(self) -> None:

@@ -242,7 +242,7 @@ def test_expert_beats_random() -> None:
 
 #: Move names of our first-class games -> OpenSpiel action ids (Kuhn poker: 0 = Pass, 1 = Bet).
 _KUHN_ACTION = {"check": 0, "fold": 0, "bet": 1, "call": 1}
-BRIDGE_PLAYOUTS = 300
+BRIDGE_PLAYOUTS = 200
 
 
 @pytest.mark.parametrize("module_name,spiel_name", [("tictactoe_v0", "tic_tac_toe"),
@@ -287,3 +287,10 @@ def test_first_class_games_agree_with_the_bridge(module_name: str, spiel_name: s
         results.add(tuple(bridge.returns.values()))
     # wins and losses (draws too, except in Connect Four where random play almost never fills the board)
     assert len(results) >= (2 if spiel_name == "connect_four" else 3), results
+
+
+def test_expert_unsupported_game_says_so() -> None:
+    env = openspiel_v0.env(game="liars_dice")
+    env.reset(seed=0)
+    with pytest.raises(NotImplementedError, match="ResampleFromInfostate"):
+        env.expert_move(env.agent_selection, np.random.default_rng(0))
