@@ -294,3 +294,32 @@ def test_expert_unsupported_game_says_so() -> None:
     env.reset(seed=0)
     with pytest.raises(NotImplementedError, match="ResampleFromInfostate"):
         env.expert_move(env.agent_selection, np.random.default_rng(0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module_name,kwargs,episodes", [
+    ("openspiel_v0", {"game": "leduc_poker"}, 1000),
+    ("negotiation_v0", {}, 1000),
+    ("referential_v0", {}, 1000),
+    ("gridpath_v0", {}, 200),
+])
+def test_one_instance_many_episodes_observations_do_not_grow(module_name: str, kwargs: dict, episodes: int) -> None:
+    """The bridge and the sibling games: one instance replaying the same 20 games (same seed, same moves) over and
+    over gives exactly the same observations every time, so nothing accumulates across resets."""
+    import importlib
+
+    env = importlib.import_module(f"arl_envs.envs.multiagent.{module_name}").env(**kwargs)
+    first: dict[int, list[str]] = {}
+    for ep in range(episodes):
+        game = ep % 20
+        env.reset(seed=game)
+        rng = np.random.default_rng(game)
+        trace = []
+        for agent in env.agent_iter(2000):
+            obs, _, term, trunc, _ = env.last()
+            trace.append(str(obs))
+            env.step(None if (term or trunc) else f"[{env.random_move(agent, rng)}]")
+        if game not in first:
+            first[game] = trace
+        else:
+            assert trace == first[game], f"episode {ep} differs from its first run"
