@@ -323,3 +323,14 @@ def test_one_instance_many_episodes_observations_do_not_grow(module_name: str, k
             first[game] = trace
         else:
             assert trace == first[game], f"episode {ep} differs from its first run"
+
+
+def test_simultaneous_game_hides_the_first_move() -> None:
+    env = openspiel_v0.env(game="matrix_rps")
+    assert env.simultaneous and not env.perfect_information
+    env.reset(seed=0)
+    env.step("Rock")
+    seen = env.observe("player_1")
+    assert "Rock" not in seen.split("Legal moves")[0], "player_1 must not see player_0's simultaneous move"
+    env.step("Paper")
+    assert env.rewards == {"player_0": -1.0, "player_1": 1.0} and all(env.terminations.values())
