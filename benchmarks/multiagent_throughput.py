@@ -5,6 +5,8 @@ seeded generator, the mover's observation string is fetched before every move (`
 ``env.get_observation()`` in TextArena), and a step is one move. Two settings:
 
 * ``fresh``: a new env per episode (construction + reset + play);
+Rates are game steps per CPU second of this process (``time.process_time``), measured in alternating rounds.
+
 * ``reused``: one env instance over 10,000 episodes (reset + play), with steps/s per block of episodes to show
   whether it stays flat, and the longest observation of the first and last block (do observations grow?).
 
@@ -27,6 +29,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arl_envs.envs.multiagent import tictactoe_v0  # noqa: E402
+
+#: CPU seconds of this process: both envs are single-threaded pure Python, and on a shared machine wall time
+#: swings with other processes' load (we saw 3x between consecutive rounds); CPU time measures our own work.
+_clock = time.process_time
 
 
 def _ours_episode(env, seed: int, rng: np.random.Generator) -> tuple[int, int]:
@@ -66,11 +72,11 @@ def fresh(make, episode, n: int, first_seed: int = 0) -> float:
     """Steps/s with a new env per episode."""
     rng = np.random.default_rng(first_seed)
     steps = 0
-    start = time.perf_counter()
+    start = _clock()
     for i in range(first_seed, first_seed + n):
         s, _ = episode(make(), i, rng)
         steps += s
-    return steps / (time.perf_counter() - start)
+    return steps / (_clock() - start)
 
 
 def fresh_interleaved(makers: dict, n: int, rounds: int) -> dict:
@@ -94,14 +100,14 @@ def reused(make, episode, n: int, block: int, max_seconds: float | None = None) 
     rng = np.random.default_rng(0)
     env = make()
     blocks, longest = [], []
-    steps, t0, blen = 0, time.perf_counter(), 0
+    steps, t0, blen = 0, _clock(), 0
     start = t0
     for i in range(n):
         s, lo = episode(env, i, rng)
         steps += s
         blen = max(blen, lo)
         if (i + 1) % block == 0:
-            now = time.perf_counter()
+            now = _clock()
             blocks.append(steps / (now - t0))
             longest.append(blen)
             steps, t0, blen = 0, now, 0
@@ -115,7 +121,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--episodes", type=int, default=10_000, help="episodes of the reused-instance runs")
     ap.add_argument("--fresh-episodes", type=int, default=3_000, help="episodes of the fresh-env runs")
-    ap.add_argument("--rounds", type=int, default=10, help="alternating rounds of the fresh-env runs")
+    ap.add_argument("--rounds", type=int, default=30, help="alternating rounds of the fresh-env runs")
     ap.add_argument("--block", type=int, default=1_000, help="episodes per reported block")
     ap.add_argument("--ta-reuse-seconds", type=float, default=30.0, help="cap on TextArena's reused run")
     args = ap.parse_args()

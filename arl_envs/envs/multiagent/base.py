@@ -174,8 +174,10 @@ class TextGameEnv(AECEnv):
         self.action_format = action_format
         self.render_mode = render_mode
         self.possible_agents = list(self.possible_agents_default)
-        self._obs_spaces = {a: UnicodeText(MAX_OBSERVATION_CHARS) for a in self.possible_agents}
-        self._act_spaces = {a: UnicodeText(MAX_ACTION_CHARS) for a in self.possible_agents}
+        # Built on first use (most loops never ask; a fresh env per episode then pays nothing), one cached object
+        # per agent as PettingZoo requires. A game may fill these dicts itself with other spaces.
+        self._obs_spaces: dict[str, Any] = {}
+        self._act_spaces: dict[str, Any] = {}
         self._np_random: np.random.Generator | None = None
         self._pending_seed: int | None = None
         self.np_random_seed: int | None = None
@@ -295,12 +297,30 @@ class TextGameEnv(AECEnv):
 
     # ------------------------------------------------------------------ PettingZoo API
     def observation_space(self, agent: str) -> UnicodeText:
-        """The (cached) text observation space of ``agent``."""
-        return self._obs_spaces[agent]
+        """The (cached) text observation space of ``agent``.
+
+        Raises:
+            KeyError: ``agent`` is not one of ``possible_agents``.
+        """
+        space = self._obs_spaces.get(agent)
+        if space is None:
+            if agent not in self.possible_agents:
+                raise KeyError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
+            space = self._obs_spaces[agent] = UnicodeText(MAX_OBSERVATION_CHARS)
+        return space
 
     def action_space(self, agent: str) -> UnicodeText:
-        """The (cached) text action space of ``agent``."""
-        return self._act_spaces[agent]
+        """The (cached) text action space of ``agent``.
+
+        Raises:
+            KeyError: ``agent`` is not one of ``possible_agents``.
+        """
+        space = self._act_spaces.get(agent)
+        if space is None:
+            if agent not in self.possible_agents:
+                raise KeyError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
+            space = self._act_spaces[agent] = UnicodeText(MAX_ACTION_CHARS)
+        return space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a game. ``seed`` reseeds ``np_random``; without it the generator continues."""
@@ -484,41 +504,52 @@ class TextGameEnv(AECEnv):
         self._refresh_infos()
 
     def _finish_step(self, agent: str, result: MoveResult) -> None:
-        for a in self.agents:
-            r = float(result.rewards.get(a, 0.0))
-            self.rewards[a] = r
-            self.returns[a] += r
-        if result.event:
-            for a in self.agents:
+        agents = self.agents
+        rewards = self.rewards
+        if result.rewards:
+            returns, cumulative, paid = self.returns, self._cumulative_rewards, result.rewards
+            for a in agents:
+                r = float(paid.get(a, 0.0))
+                rewards[a] = r
+                returns[a] += r
+                cumulative[a] += r  # what AECEnv._accumulate_rewards does
+        else:
+            for a in agents:
+                rewards[a] = 0.0
+        event = result.event
+        if event:
+            events = self._events
+            for a in agents:
                 if a != agent:
-                    events = self._events[a]
-                    events.append(result.event)
-        if result.game_over or result.truncated:
+                    events[a].append(event)
+        over = result.game_over or result.truncated
+        if over:
             flags = self.truncations if (result.truncated and not result.game_over) else self.terminations
-            for a in self.agents:
+            for a in agents:
                 flags[a] = True
         else:
             for a in result.leaving:
                 self.terminations[a] = True
-            if not result.leaving or any(not (self.terminations[a] or self.truncations[a]) for a in self.agents):
+            if not result.leaving or any(not (self.terminations[a] or self.truncations[a]) for a in agents):
                 self.agent_selection = self._current_agent()
-        self._accumulate_rewards()
         self._refresh_infos()
-        if not (result.game_over or result.truncated) and result.leaving:
+        if not over and result.leaving:
             self._deads_step_first()
 
     def _refresh_infos(self) -> None:
         mover = self.agent_selection
+        terminations, truncations = self.terminations, self.truncations
+        reasons, invalid, instructions, n = self.last_reason, self.invalid_moves, self._instructions, self.move_number
         infos = {}
         for a in self.agents:
-            to_move = a == mover and not (self.terminations[a] or self.truncations[a])
+            to_move = a == mover and not (terminations[a] or truncations[a])
             infos[a] = {
                 "legal_moves": self._legal(a) if to_move else [],
-                "reason": self.last_reason[a],
-                "invalid_moves": self.invalid_moves[a],
+                "reason": reasons[a],
+                "invalid_moves": invalid[a],
                 "to_move": to_move,
-                "move_number": self.move_number,
-                "instructions": self._instructions[a],
+                "move_number": n,
+                "instructions": instructions[a],
             }
         self.infos = infos
 
