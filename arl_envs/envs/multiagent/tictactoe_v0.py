@@ -28,6 +28,8 @@ WIN_REWARD = 1.0
 _BOARD = "\n---+---+---\n".join([" {} | {} | {}"] * 3)
 #: Text of cell i holding 0 (empty: its number), 1 (X) or 2 (O).
 _CELL_TEXT = tuple((str(i), "X", "O") for i in range(9))
+_EVENT = {(agent, c): f"{mark} ({agent}) played [{c}]." for agent, mark in (("player_0", "X"), ("player_1", "O"))
+          for c in range(9)}
 _HEADER = {"player_0": "Tic-tac-toe. You play X.\n", "player_1": "Tic-tac-toe. You play O.\n"}
 
 
@@ -156,7 +158,7 @@ class TicTacToeEnv(TextGameEnv):
         board = self.board
         board[cell] = mark
         self.last_move = cell
-        event = f"{MARKS[mark]} ({agent}) played [{cell}]."
+        event = _EVENT.get((agent, cell)) or f"{MARKS[mark]} ({agent}) played [{cell}]."
         for a, b, c in LINES_THROUGH[cell]:
             if board[a] == board[b] == board[c]:
                 loser = self.possible_agents[1 - self.to_play]
