@@ -14,16 +14,13 @@ from collections import deque
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
-from pettingzoo import ParallelEnv
-
-from arl_envs.core.errors import InvalidActionType, ResetNeeded
 from arl_envs.envs.multiagent.base import (
     FORFEIT_REWARD,
     MAX_ACTION_CHARS,
     MoveResult,
     TextGameEnv,
 )
-from arl_envs.envs.multiagent.openspiel_v0 import MoveText
+from arl_envs.envs.multiagent.openspiel_v0 import CycleParallelEnv, MoveText
 
 #: Moves and their (row, column) steps.
 DELTAS: dict[str, tuple[int, int]] = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
@@ -255,6 +252,22 @@ class GridPathEnv(TextGameEnv):
     def all_moves(self, agent: str) -> Sequence[str]:
         return MOVES
 
+    @property
+    def round_index(self) -> int:
+        """Cycles completed (the round counter :class:`CycleParallelEnv` reads)."""
+        return self.cycle
+
+    def round_info(self, agent: str) -> dict[str, Any]:
+        """Info entries for ``agent`` if it is still to choose in this cycle (its moves depend on its position only),
+        else {}: ``{"legal_moves", "action_mask"}``. The Parallel form prompts every agent of the cycle with it."""
+        if agent not in self._live() or agent in self.pending:
+            return {}
+        r, c = self.pos[agent]
+        moves = [m for m, (dr, dc) in DELTAS.items() if self._free((r + dr, c + dc))]
+        mask = np.zeros(len(MOVES), dtype=np.int8)
+        mask[[MOVES.index(m) for m in moves]] = 1
+        return {"legal_moves": moves, "action_mask": mask}
+
     def _illegal_detail(self, agent: str, move: str) -> str:
         r, c = self.pos[agent]
         dr, dc = DELTAS[move]
@@ -409,13 +422,14 @@ class GridPathEnv(TextGameEnv):
         return best
 
 
-class GridPathParallelEnv(ParallelEnv):
+class GridPathParallelEnv(CycleParallelEnv):
     """The simultaneous form of :class:`GridPathEnv`: one ``step(actions)`` is one cycle.
 
-    It drives the AEC game (one set of rules, parsing and invalid-move handling): each step feeds every agent that
-    has not yet chosen in the current cycle its action, in seat order. An invalid move stops the cycle there
-    (``infos[agent]["reason"]`` says why); the next ``step`` continues with that agent's retry, and the actions
-    of agents that already chose in this cycle are ignored. Agents that arrive are removed from ``agents``.
+    It drives the AEC game (one set of rules, parsing and invalid-move handling) through
+    :class:`~arl_envs.envs.multiagent.openspiel_v0.CycleParallelEnv`: each step feeds every agent that has not yet
+    chosen in the current cycle its action, in seat order. An invalid move stops the cycle there
+    (``infos[agent]["reason"]`` says why); the next ``step`` continues with that agent's retry, and the actions of
+    agents that already chose in this cycle are ignored. Agents that arrive are removed from ``agents``.
 
     Arguments:
         As :class:`GridPathEnv`.
@@ -425,86 +439,7 @@ class GridPathParallelEnv(ParallelEnv):
                                           "render_fps": 1}
 
     def __init__(self, **kwargs: Any) -> None:
-        self.aec_env = GridPathEnv(**kwargs)
-        self.possible_agents = list(self.aec_env.possible_agents)
-        self.agents: list[str] = []
-        self.render_mode = self.aec_env.render_mode
-
-    def observation_space(self, agent: str) -> Any:
-        """The (cached) observation space of ``agent``."""
-        return self.aec_env.observation_space(agent)
-
-    def action_space(self, agent: str) -> Any:
-        """The (cached) action space of ``agent``."""
-        return self.aec_env.action_space(agent)
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
-        """Start a game: ``(observations, infos)`` of every agent."""
-        self.aec_env.reset(seed=seed, options=options)
-        self.agents = list(self.aec_env.agents)
-        return ({a: self.aec_env.observe(a) for a in self.agents},
-                {a: dict(self.aec_env.infos[a]) for a in self.agents})
-
-    def step(self, actions: dict[str, str]) -> tuple[dict, dict, dict, dict, dict]:
-        """One cycle (or what is left of it after an invalid move).
-
-        Returns:
-            ``(observations, rewards, terminations, truncations, infos)`` for the agents live before the step.
-
-        Raises:
-            ResetNeeded: No game running.
-            InvalidActionType: An action that is not a ``str``.
-        """
-        aec = self.aec_env
-        if not self.agents:
-            raise ResetNeeded("call reset() before step(): no game is running")
-        for a in self.agents:
-            if a in actions and not isinstance(actions[a], str):
-                raise InvalidActionType(f"action of {a} must be a str, got {type(actions[a]).__name__}")
-        live = list(self.agents)
-        rewards = dict.fromkeys(live, 0.0)
-        obs: dict[str, str] = {}
-        terms: dict[str, bool] = {}
-        truncs: dict[str, bool] = {}
-        infos: dict[str, dict[str, Any]] = {}
-        start_cycle = aec.cycle
-        moved: set[str] = set()
-        while aec.agents:
-            a = aec.agent_selection
-            if aec.terminations[a] or aec.truncations[a]:
-                obs[a], terms[a], truncs[a] = aec.observe(a), aec.terminations[a], aec.truncations[a]
-                infos[a] = dict(aec.infos[a])
-                aec.step(None)
-                continue
-            if a in moved or aec.cycle != start_cycle:
-                break
-            aec.step(actions.get(a, ""))
-            moved.add(a)
-            for b, r in aec.rewards.items():
-                if b in rewards:
-                    rewards[b] += float(r)
-        for a in aec.agents:
-            obs[a] = aec.observe(a)
-            terms[a], truncs[a] = aec.terminations[a], aec.truncations[a]
-            infos[a] = dict(aec.infos[a])
-        self.agents = list(aec.agents)
-        keep = set(live)
-        return ({a: o for a, o in obs.items() if a in keep}, rewards,
-                {a: v for a, v in terms.items() if a in keep}, {a: v for a, v in truncs.items() if a in keep},
-                {a: v for a, v in infos.items() if a in keep})
-
-    def render(self) -> str | None:
-        """As :meth:`GridPathEnv.render`."""
-        return self.aec_env.render()
-
-    def close(self) -> None:
-        """Nothing to release (safe to call twice)."""
-        self.aec_env.close()
-
-    def state(self) -> str:
-        """The grid as text."""
-        return self.aec_env.state()
+        super().__init__(GridPathEnv(**kwargs))
 
 
 def raw_env(**kwargs: Any) -> GridPathEnv:

@@ -15,12 +15,13 @@ parsing, invalid-move retries and forfeits.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
+from pettingzoo import ParallelEnv
 
 from arl_envs.core.actions import ParseError
-from arl_envs.core.errors import DependencyNotInstalled
+from arl_envs.core.errors import DependencyNotInstalled, InvalidActionType, ResetNeeded
 from arl_envs.core.spaces import UnicodeText
 from arl_envs.envs.multiagent.base import (
     DEFAULT_MAX_INVALID_MOVES,
@@ -32,7 +33,7 @@ from arl_envs.envs.multiagent.base import (
     _visible,
 )
 
-__all__ = ["OpenSpielEnv", "MoveText", "env", "raw_env", "parallel_env", "load_game"]
+__all__ = ["OpenSpielEnv", "MoveText", "CycleParallelEnv", "env", "raw_env", "parallel_env", "load_game"]
 
 #: Simulations per move of the reference (IS-)MCTS expert.
 EXPERT_SIMULATIONS = 200
@@ -116,6 +117,128 @@ class MoveText(UnicodeText):
 
     def __hash__(self) -> int:
         return hash(("MoveText", self.max_length, self.moves))
+
+
+class CycleParallelEnv(ParallelEnv):
+    """A PettingZoo Parallel env driving an AEC text game round by round (one rule set, one invalid-move logic).
+
+    For AEC games where every agent still in the game moves once per round, in seat order (gridpath's cycles,
+    OpenSpiel's simultaneous-move games played turn by turn), and that count completed rounds in ``round_index``,
+    one ``step(actions)`` is one round: each agent that
+    has not yet moved in the round gets its action, in order. An invalid move stops the round at that agent
+    (``infos[agent]["reason"]`` says why); the next ``step`` resumes with its retry, and the actions of agents that
+    already moved in the round are ignored. Agents that leave (or all, at the end) are removed from ``agents``.
+    Unlike PettingZoo's ``aec_to_parallel``, an agent moving again after an invalid move is not an error.
+
+    Args:
+        aec_env: The AEC game (a :class:`~arl_envs.envs.multiagent.base.TextGameEnv`).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "cycle_parallel",
+                                          "render_fps": 1}
+
+    def __init__(self, aec_env: TextGameEnv) -> None:
+        self.aec_env = aec_env
+        self.possible_agents = list(aec_env.possible_agents)
+        self.agents: list[str] = []
+        self.render_mode = aec_env.render_mode
+
+    def observation_space(self, agent: str) -> Any:
+        """The (cached) observation space of ``agent``."""
+        return self.aec_env.observation_space(agent)
+
+    def action_space(self, agent: str) -> Any:
+        """The (cached) action space of ``agent``."""
+        return self.aec_env.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+        """Start a game: ``(observations, infos)`` of every agent."""
+        self.aec_env.reset(seed=seed, options=options)
+        self.agents = list(self.aec_env.agents)
+        obs = {a: self.aec_env.observe(a) for a in self.agents}
+        infos = {a: dict(self.aec_env.infos[a]) for a in self.agents}
+        self._round_view(obs, infos)
+        return obs, infos
+
+    def _round_view(self, obs: dict[str, str], infos: dict[str, dict[str, Any]]) -> None:
+        """Give every agent still to move in this round, not only the AEC game's selected agent, its move info
+        (``aec_env.round_info(agent)``: ``legal_moves`` and the game's mask keys; ``to_move`` set) and the move
+        prompt in its observation."""
+        aec = self.aec_env
+        round_info = getattr(aec, "round_info", None)
+        if round_info is None:
+            return
+        for a in aec.agents:
+            if a == aec.agent_selection or a not in infos or aec.terminations[a] or aec.truncations[a]:
+                continue
+            extra = round_info(a)
+            if extra.get("legal_moves"):
+                infos[a].update(extra)
+                infos[a]["to_move"] = True
+                prompt = " ".join(f"[{m}]" for m in extra["legal_moves"])
+                obs[a] = type(obs[a])(f"{obs[a]}\nYour move. Legal moves: {prompt}")
+
+    def step(self, actions: dict[str, str]) -> tuple[dict, dict, dict, dict, dict]:
+        """One round (or what is left of it after an invalid move). A missing action is an invalid move.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)`` for the agents live before the step.
+
+        Raises:
+            ResetNeeded: No game running.
+            InvalidActionType: An action that is not a ``str``.
+        """
+        aec = self.aec_env
+        if not self.agents:
+            raise ResetNeeded("call reset() before step(): no game is running")
+        for a in self.agents:
+            if a in actions and not isinstance(actions[a], str):
+                raise InvalidActionType(f"action of {a} must be a str, got {type(actions[a]).__name__}")
+        live = list(self.agents)
+        rewards = dict.fromkeys(live, 0.0)
+        obs: dict[str, str] = {}
+        terms: dict[str, bool] = {}
+        truncs: dict[str, bool] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        moved: set[str] = set()
+        start_round = aec.round_index
+        while aec.agents:
+            a = aec.agent_selection
+            if aec.terminations[a] or aec.truncations[a]:
+                obs[a], terms[a], truncs[a] = aec.observe(a), aec.terminations[a], aec.truncations[a]
+                infos[a] = dict(aec.infos[a])
+                aec.step(None)
+                continue
+            if a in moved or aec.round_index != start_round:  # a new round, or a retry after an invalid move
+                break
+            aec.step(actions.get(a, ""))
+            moved.add(a)
+            for b, r in aec.rewards.items():
+                if b in rewards:
+                    rewards[b] += float(r)
+        for a in aec.agents:
+            obs[a] = aec.observe(a)
+            terms[a], truncs[a] = aec.terminations[a], aec.truncations[a]
+            infos[a] = dict(aec.infos[a])
+        self._round_view(obs, infos)
+        self.agents = list(aec.agents)
+        keep = set(live)
+        return ({a: o for a, o in obs.items() if a in keep}, rewards,
+                {a: v for a, v in terms.items() if a in keep}, {a: v for a, v in truncs.items() if a in keep},
+                {a: v for a, v in infos.items() if a in keep})
+
+    def render(self) -> str | None:
+        """The AEC game's render."""
+        return self.aec_env.render()
+
+    def close(self) -> None:
+        """Nothing to release (safe to call twice)."""
+        self.aec_env.close()
+
+    def state(self) -> str:
+        """The AEC game's state text."""
+        return self.aec_env.state()
 
 
 class OpenSpielEnv(TextGameEnv):
@@ -221,6 +344,8 @@ class OpenSpielEnv(TextGameEnv):
         self._act_spaces = {a: MoveText(MAX_ACTION_CHARS) for a in self.possible_agents}
         self.agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         self.state: Any = None
+        #: Rounds completed this game (a round ends when the next mover does not come later in seat order).
+        self.round_index = 0
         self._forced_chance: list[int] = []
         self._state_version = 0
         self._spiel_returns = np.zeros(self.num_players)
@@ -266,6 +391,30 @@ class OpenSpielEnv(TextGameEnv):
         self._spiel_cache = (self._state_version, player, names, ids)
         return names, ids
 
+    def round_info(self, agent: str) -> dict[str, Any]:
+        """Info entries for ``agent`` if it is still to move in the current round (simultaneous-move games played
+        turn by turn: a player's options never depend on the hidden choices made before it in the round), else {}.
+
+        Returns:
+            ``{"legal_moves", "legal_actions", "action_mask"}`` of ``agent``, or ``{}`` (it moved this round, the
+            game is sequential, or it is over).
+        """
+        if self.state is None or self.state.is_terminal() or not self.simultaneous:
+            return {}
+        player, current = self.agent_index[agent], self.state.current_player()
+        if current < 0 or current > player:
+            return {}
+        probe = self.state.clone()
+        while probe.current_player() != player:
+            if probe.is_terminal() or probe.current_player() < 0 or probe.current_player() > player:
+                return {}
+            probe.apply_action(probe.legal_actions()[0])  # any choice: hidden from `agent`, and irrelevant to it
+        ids = list(probe.legal_actions(player))
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        mask[ids] = 1
+        return {"legal_moves": [probe.action_to_string(player, x) for x in ids], "legal_actions": ids,
+                "action_mask": mask}
+
     def view_string(self, agent: str) -> str:
         """OpenSpiel's observation (or information-state) string of ``agent``'s player."""
         player = self.agent_index[agent]
@@ -276,6 +425,7 @@ class OpenSpielEnv(TextGameEnv):
     # ------------------------------------------------------------------ TextGameEnv hooks
     def _reset_game(self) -> None:
         self.state = self.game.new_initial_state()
+        self.round_index = 0
         self._state_version = 0
         self._spiel_cache = None
         self._sample_chance()
@@ -323,14 +473,19 @@ class OpenSpielEnv(TextGameEnv):
             names = self.legal(agent)[0]
             if visible in names:
                 return visible
+            if visible.startswith("[") and visible.endswith("]") and visible[1:-1].strip() in names:
+                return visible[1:-1].strip()  # "[[P0]Bid: 1]", as the prompt writes it
         return super()._parse_move(agent, text)
 
     def _apply_move(self, agent: str, move: str) -> MoveResult:
         names, ids = self.legal(agent)
         action = ids[names.index(move)]
+        player = self.agent_index[agent]
         self.state.apply_action(action)
         self._state_version += 1
         self._sample_chance()
+        if self.state.is_terminal() or self.state.current_player() <= player:
+            self.round_index += 1  # the round of moves is complete (turn-based simultaneous games: joint move)
         returns = np.asarray(self.state.returns(), dtype=np.float64)
         delta = returns - self._spiel_returns
         self._spiel_returns = returns
@@ -429,7 +584,16 @@ def env(**kwargs: Any) -> OpenSpielEnv:
 
 
 def parallel_env(**kwargs: Any) -> Any:
-    """PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env`: each step only the mover's action is used."""
+    """The Parallel env.
+
+    Simultaneous-move games (``goofspiel``, ``matrix_rps``, ...): :class:`CycleParallelEnv`, one ``step`` = one
+    simultaneous move of every player (each player's observation never shows the others' moves of that round).
+    Sequential games: PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (each step only the mover's action
+    is used).
+    """
+    aec = OpenSpielEnv(**kwargs)
+    if aec.simultaneous:
+        return CycleParallelEnv(aec)
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-    return turn_based_aec_to_parallel(OpenSpielEnv(**kwargs))
+    return turn_based_aec_to_parallel(aec)

@@ -145,7 +145,9 @@ def test_invalid_moves_and_forfeit() -> None:
 
 def test_parallel_invalid_move_resumes_the_cycle() -> None:
     par = gridpath_v0.parallel_env(layout=("0.1", "...", "a.b"))
-    par.reset(seed=0)
+    obs, infos = par.reset(seed=0)
+    # every agent of the cycle is prompted with its legal moves, not only the AEC env's selected one
+    assert infos["agent_1"]["legal_moves"] == ["down", "left", "stay"] and "Legal moves" in obs["agent_1"]
     obs, rew, term, trunc, infos = par.step({"agent_0": "[down]", "agent_1": "[jump]"})
     assert infos["agent_1"]["reason"] and par.aec_env.pending == {"agent_0": "down"}
     obs, rew, term, trunc, infos = par.step({"agent_0": "[up]", "agent_1": "[down]"})  # agent_0's action ignored

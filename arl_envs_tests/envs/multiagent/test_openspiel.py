@@ -334,3 +334,36 @@ def test_simultaneous_game_hides_the_first_move() -> None:
     assert "Rock" not in seen.split("Legal moves")[0], "player_1 must not see player_0's simultaneous move"
     env.step("Paper")
     assert env.rewards == {"player_0": -1.0, "player_1": 1.0} and all(env.terminations.values())
+
+
+def test_parallel_simultaneous_games_one_step_per_round() -> None:
+    par = openspiel_v0.parallel_env(game="matrix_rps")
+    assert isinstance(par, openspiel_v0.CycleParallelEnv)
+    obs, infos = par.reset(seed=0)
+    assert all(infos[a]["legal_moves"] == ["Rock", "Paper", "Scissors"] for a in par.agents)
+    assert all("Legal moves" in obs[a] for a in par.agents), "every player is prompted at once"
+    obs, rew, term, trunc, infos = par.step({"player_0": "[Scissors]", "player_1": "Paper"})
+    assert rew == {"player_0": 1.0, "player_1": -1.0} and all(term.values()) and par.agents == []
+    # goofspiel to the end with random legal moves from every player's mask at once
+    par = openspiel_v0.parallel_env(game="goofspiel(num_cards=4)")
+    for seed in range(5):
+        obs, infos = par.reset(seed=seed)
+        totals = dict.fromkeys(par.possible_agents, 0.0)
+        rounds = 0
+        while par.agents:
+            actions = {a: par.action_space(a).sample(infos[a]["action_mask"]) for a in par.agents}
+            obs, rew, term, trunc, infos = par.step(actions)
+            assert all(i["reason"] is None for i in infos.values())
+            for a, r in rew.items():
+                totals[a] += r
+            rounds += 1
+        state = par.aec_env.state
+        assert state.is_terminal() and rounds == 3  # the 4th card of each hand is played by OpenSpiel itself
+        assert totals == pytest.approx(dict(zip(par.possible_agents, state.returns())))
+    # an invalid move repeats the round for that player only
+    par = openspiel_v0.parallel_env(game="matrix_rps")
+    par.reset(seed=0)
+    obs, rew, term, trunc, infos = par.step({"player_0": "Rock", "player_1": "Lizard"})
+    assert infos["player_1"]["reason"] and not any(term.values())
+    obs, rew, term, trunc, infos = par.step({"player_0": "Paper", "player_1": "Paper"})  # player_0's is ignored
+    assert rew == {"player_0": -1.0, "player_1": 1.0}
