@@ -291,6 +291,10 @@ class OpenSpielEnv(TextGameEnv):
         DependencyNotInstalled: ``open-spiel`` is missing.
         ValueError: Unknown game, bad parameters, or a game with neither observation nor information-state strings.
 
+    Attributes:
+        game: The (turn-based) ``pyspiel.Game``; ``spiel_state``: the current ``pyspiel.State`` (``state()`` is
+            PettingZoo's global-state method: the full state as text).
+
     Version history:
         v0: initial version.
     """
@@ -343,7 +347,7 @@ class OpenSpielEnv(TextGameEnv):
         self.metadata = {**type(self).metadata, "name": f"openspiel_v0({self.game_name})"}
         self._act_spaces = {a: MoveText(MAX_ACTION_CHARS) for a in self.possible_agents}
         self.agent_index = {a: i for i, a in enumerate(self.possible_agents)}
-        self.state: Any = None
+        self.spiel_state: Any = None
         #: Rounds completed this game (a round ends when the next mover does not come later in seat order).
         self.round_index = 0
         self._forced_chance: list[int] = []
@@ -365,29 +369,29 @@ class OpenSpielEnv(TextGameEnv):
         super().reset(seed=seed, options=options)
 
     def _sample_chance(self) -> None:
-        while self.state.is_chance_node():
-            outcomes, probs = zip(*self.state.chance_outcomes())
+        while self.spiel_state.is_chance_node():
+            outcomes, probs = zip(*self.spiel_state.chance_outcomes())
             if self._forced_chance:
                 a = self._forced_chance.pop(0)
                 if a not in outcomes:
                     raise ValueError(f"chance outcome {a} is not possible here; possible: {list(outcomes)}")
-                self.state.apply_action(a)
+                self.spiel_state.apply_action(a)
                 continue
             p = np.asarray(probs, dtype=np.float64)
-            self.state.apply_action(int(outcomes[int(self.np_random.choice(len(outcomes), p=p / p.sum()))]))
+            self.spiel_state.apply_action(int(outcomes[int(self.np_random.choice(len(outcomes), p=p / p.sum()))]))
 
     def legal(self, agent: str) -> tuple[list[str], list[int]]:
         """``(names, action_ids)`` of ``agent``'s legal moves now (empty when it is not its turn)."""
-        if self.state is None or self.state.is_terminal():
+        if self.spiel_state is None or self.spiel_state.is_terminal():
             return [], []
         player = self.agent_index[agent]
         cache = self._spiel_cache
         if cache is not None and cache[0] == self._state_version and cache[1] == player:
             return cache[2], cache[3]
-        if self.state.current_player() != player:
+        if self.spiel_state.current_player() != player:
             return [], []
-        ids = list(self.state.legal_actions(player))
-        names = [self.state.action_to_string(player, a) for a in ids]
+        ids = list(self.spiel_state.legal_actions(player))
+        names = [self.spiel_state.action_to_string(player, a) for a in ids]
         self._spiel_cache = (self._state_version, player, names, ids)
         return names, ids
 
@@ -399,12 +403,12 @@ class OpenSpielEnv(TextGameEnv):
             ``{"legal_moves", "legal_actions", "action_mask"}`` of ``agent``, or ``{}`` (it moved this round, the
             game is sequential, or it is over).
         """
-        if self.state is None or self.state.is_terminal() or not self.simultaneous:
+        if self.spiel_state is None or self.spiel_state.is_terminal() or not self.simultaneous:
             return {}
-        player, current = self.agent_index[agent], self.state.current_player()
+        player, current = self.agent_index[agent], self.spiel_state.current_player()
         if current < 0 or current > player:
             return {}
-        probe = self.state.clone()
+        probe = self.spiel_state.clone()
         while probe.current_player() != player:
             if probe.is_terminal() or probe.current_player() < 0 or probe.current_player() > player:
                 return {}
@@ -419,12 +423,12 @@ class OpenSpielEnv(TextGameEnv):
         """OpenSpiel's observation (or information-state) string of ``agent``'s player."""
         player = self.agent_index[agent]
         if self.view == "observation":
-            return self.state.observation_string(player)
-        return self.state.information_state_string(player)
+            return self.spiel_state.observation_string(player)
+        return self.spiel_state.information_state_string(player)
 
     # ------------------------------------------------------------------ TextGameEnv hooks
     def _reset_game(self) -> None:
-        self.state = self.game.new_initial_state()
+        self.spiel_state = self.game.new_initial_state()
         self.round_index = 0
         self._state_version = 0
         self._spiel_cache = None
@@ -432,7 +436,7 @@ class OpenSpielEnv(TextGameEnv):
         self._spiel_returns = np.zeros(self.num_players)
 
     def _current_agent(self) -> str:
-        return self.possible_agents[self.state.current_player()]
+        return self.possible_agents[self.spiel_state.current_player()]
 
     def legal_moves(self, agent: str) -> list[str]:
         return self.legal(agent)[0]
@@ -481,16 +485,16 @@ class OpenSpielEnv(TextGameEnv):
         names, ids = self.legal(agent)
         action = ids[names.index(move)]
         player = self.agent_index[agent]
-        self.state.apply_action(action)
+        self.spiel_state.apply_action(action)
         self._state_version += 1
         self._sample_chance()
-        if self.state.is_terminal() or self.state.current_player() <= player:
+        if self.spiel_state.is_terminal() or self.spiel_state.current_player() <= player:
             self.round_index += 1  # the round of moves is complete (turn-based simultaneous games: joint move)
-        returns = np.asarray(self.state.returns(), dtype=np.float64)
+        returns = np.asarray(self.spiel_state.returns(), dtype=np.float64)
         delta = returns - self._spiel_returns
         self._spiel_returns = returns
         rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents)}
-        over = bool(self.state.is_terminal())
+        over = bool(self.spiel_state.is_terminal())
         truncated = not over and self.max_moves is not None and self.move_number + 1 >= self.max_moves
         # Others learn a move only where OpenSpiel makes it public (perfect information); otherwise their
         # observation string says what they may know.
@@ -507,7 +511,7 @@ class OpenSpielEnv(TextGameEnv):
         i = self.agent_index[agent]
         head = f"OpenSpiel game {self.game_string}. You are {agent} (player {i} of {self.num_players})."
         body = self.view_string(agent)
-        if self.state.is_terminal() or self.forfeited is not None:
+        if self.spiel_state.is_terminal() or self.forfeited is not None:
             return f"{head}\n{body}\nYour return: {self.returns.get(agent, 0.0):+g}."
         return f"{head}\n{body}"
 
@@ -546,7 +550,7 @@ class OpenSpielEnv(TextGameEnv):
                                       EXPERT_MAX_MEMORY_MB, True, seed, False)
             else:
                 bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, self.expert_simulations)
-            action = int(bot.step(self.state))
+            action = int(bot.step(self.spiel_state))
         except pyspiel.SpielError as exc:
             raise NotImplementedError(f"no OpenSpiel search expert for {self.game_string}: {exc}") from exc
         return names[ids.index(action)]
@@ -564,9 +568,9 @@ class OpenSpielEnv(TextGameEnv):
             info["returns"] = [float(r) for r in self._spiel_returns]
 
     def render_state(self) -> str:
-        if self.state is None:
+        if self.spiel_state is None:
             return ""
-        return f"{self.game_string} (move {self.move_number})\n{self.state}"
+        return f"{self.game_string} (move {self.move_number})\n{self.spiel_state}"
 
 
 def raw_env(**kwargs: Any) -> OpenSpielEnv:

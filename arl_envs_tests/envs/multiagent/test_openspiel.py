@@ -86,22 +86,22 @@ def test_rewards_sum_to_openspiel_returns(game: str) -> None:
     env = openspiel_v0.env(game=game)
     for seed in range(5):
         totals = _random_playout(env, seed)
-        assert env.state.is_terminal(), "random legal moves must reach OpenSpiel's terminal state"
+        assert env.spiel_state.is_terminal(), "random legal moves must reach OpenSpiel's terminal state"
         assert env.forfeited is None
-        assert totals == pytest.approx(dict(zip(env.possible_agents, env.state.returns())))
+        assert totals == pytest.approx(dict(zip(env.possible_agents, env.spiel_state.returns())))
 
 
 def test_same_seed_same_chance_and_different_seeds_differ() -> None:
     def deal(seed: int) -> str:
         env = openspiel_v0.env(game="leduc_poker")
         env.reset(seed=seed)
-        return str(env.state)
+        return str(env.spiel_state)
 
     assert deal(3) == deal(3)
     assert len({deal(s) for s in range(12)}) > 1, "the deal must depend on the seed"
     env = openspiel_v0.env(game="liars_dice")
-    first = _random_playout(env, 5), str(env.state)
-    again = _random_playout(env, 5), str(env.state)
+    first = _random_playout(env, 5), str(env.spiel_state)
+    again = _random_playout(env, 5), str(env.spiel_state)
     assert first == again
     # reset() without a seed continues the generator (as Gymnasium does): a new deal, deterministically.
     a, b = openspiel_v0.env(game="kuhn_poker"), openspiel_v0.env(game="kuhn_poker")
@@ -110,7 +110,7 @@ def test_same_seed_same_chance_and_different_seeds_differ() -> None:
         e.reset(seed=1)
         for _ in range(6):
             e.reset()
-            seq.append(str(e.state))
+            seq.append(str(e.spiel_state))
     assert seq_a == seq_b and len(set(seq_a)) > 1
 
 
@@ -137,7 +137,7 @@ def test_move_forms() -> None:
         env.step(reply)
         assert env.infos[agent]["reason"] is None, (reply, env.infos[agent]["reason"])
         assert env.agent_selection != agent
-    assert str(env.state) == "oox\n.x.\n..x"
+    assert str(env.spiel_state) == "oox\n.x.\n..x"
     # long names and names with brackets work as the whole reply
     bs = openspiel_v0.env(game="battleship")
     bs.reset(seed=0)
@@ -186,13 +186,13 @@ def test_information_state_view_and_hidden_information() -> None:
     assert env.view == "information_state"
     env.reset(seed=2)
     for agent in env.possible_agents:
-        assert env.state.information_state_string(env.agent_index[agent]) in env.observe(agent)
+        assert env.spiel_state.information_state_string(env.agent_index[agent]) in env.observe(agent)
     # Kuhn poker: each player sees its own card, not the other's.
     kp = openspiel_v0.env(game="kuhn_poker")
     kp.reset(seed=4)
     o0, o1 = kp.observe("player_0"), kp.observe("player_1")
-    assert kp.state.observation_string(0) in o0 and kp.state.observation_string(1) in o1
-    assert kp.state.observation_string(0) != kp.state.observation_string(1)
+    assert kp.spiel_state.observation_string(0) in o0 and kp.spiel_state.observation_string(1) in o1
+    assert kp.spiel_state.observation_string(0) != kp.spiel_state.observation_string(1)
     kp.step("Bet")
     assert "played" not in kp.observe("player_1"), "imperfect-information moves are not echoed as events"
 
@@ -200,7 +200,7 @@ def test_information_state_view_and_hidden_information() -> None:
 def test_max_moves_truncates() -> None:
     env = openspiel_v0.env(game="chess", max_moves=4)
     _random_playout(env, 0)
-    assert env.move_number == 4 and not env.state.is_terminal()
+    assert env.move_number == 4 and not env.spiel_state.is_terminal()
 
 
 def test_game_params_and_errors() -> None:
@@ -357,7 +357,7 @@ def test_parallel_simultaneous_games_one_step_per_round() -> None:
             for a, r in rew.items():
                 totals[a] += r
             rounds += 1
-        state = par.aec_env.state
+        state = par.aec_env.spiel_state
         assert state.is_terminal() and rounds == 3  # the 4th card of each hand is played by OpenSpiel itself
         assert totals == pytest.approx(dict(zip(par.possible_agents, state.returns())))
     # an invalid move repeats the round for that player only
