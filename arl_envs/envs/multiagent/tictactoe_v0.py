@@ -26,10 +26,10 @@ MOVES: tuple[str, ...] = tuple(str(i) for i in range(9))
 MARKS = (".", "X", "O")
 WIN_REWARD = 1.0
 _BOARD = "\n---+---+---\n".join([" {} | {} | {}"] * 3)
-#: Text of cell i holding 0 (empty: its number), 1 (X) or 2 (O).
-_CELL_TEXT = tuple((str(i), "X", "O") for i in range(9))
 _EVENT = {(agent, c): f"{mark} ({agent}) played [{c}]." for agent, mark in (("player_0", "X"), ("player_1", "O"))
           for c in range(9)}
+#: The (read-only, shared) results of the non-final moves of the default agents.
+_MOVE_RESULT = {e: MoveResult(event=e) for e in _EVENT.values()}
 _HEADER = {"player_0": "Tic-tac-toe. You play X.\n", "player_1": "Tic-tac-toe. You play O.\n"}
 
 
@@ -133,6 +133,7 @@ class TicTacToeEnv(TextGameEnv):
 
     def _reset_game(self) -> None:
         self.board = [0] * 9
+        self._cells = [str(i) for i in range(9)]  # display text of each cell, kept in step with the board
         self.to_play = 0
         self.last_move: int | None = None
 
@@ -157,6 +158,7 @@ class TicTacToeEnv(TextGameEnv):
         mark = self.to_play + 1
         board = self.board
         board[cell] = mark
+        self._cells[cell] = MARKS[mark]
         self.last_move = cell
         event = _EVENT.get((agent, cell)) or f"{MARKS[mark]} ({agent}) played [{cell}]."
         for a, b, c in LINES_THROUGH[cell]:
@@ -167,16 +169,14 @@ class TicTacToeEnv(TextGameEnv):
         if 0 not in board:
             return MoveResult(game_over=True, event=f"{event} The board is full: a draw.")
         self.to_play = 1 - self.to_play
-        return MoveResult(event=event)
+        return _MOVE_RESULT.get(event) or MoveResult(event=event)
 
     def board_text(self) -> str:
         """The board: marks, and the cell number in each empty cell."""
-        b = self.board
-        return _BOARD.format(*[_CELL_TEXT[i][b[i]] for i in range(9)])
+        return _BOARD.format(*self._cells)
 
     def _observation(self, agent: str) -> str:
-        b = self.board
-        return _HEADER[agent] + _BOARD.format(*[_CELL_TEXT[i][b[i]] for i in range(9)])
+        return _HEADER[agent] + _BOARD.format(*self._cells)
 
     def render_state(self) -> str:
         w = winner(self.board)
