@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import format_json_tool_call
-from arl_envs.core.env import MAX_ACTION_CHARS, AgentEnv, Transition
+from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.rewards import FORMAT_PENALTY_RAW
 from arl_envs.core.tools import Tool, ToolCall
@@ -217,8 +217,6 @@ class GameSeatEnv(AgentEnv):
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         text = calls[0].arguments["text"]
         game, seat = self.game, self.seat
-        if len(text) > MAX_ACTION_CHARS:
-            text = ""  # the game reports it as a reply without a move; never parse 100k+ characters
         before = game.returns[seat]
         moves_before = game.move_number
         game.step(text)
