@@ -20,7 +20,6 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from arl_envs.core.actions import ParseError
 from arl_envs.core.errors import DependencyNotInstalled, InvalidActionType, ResetNeeded
 from arl_envs.core.spaces import UnicodeText
 from arl_envs.envs.multiagent.base import (
