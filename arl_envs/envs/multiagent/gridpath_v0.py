@@ -110,6 +110,9 @@ class GridPathEnv(TextGameEnv):
         ``[up]``, ``[down]``, ``[left]``, ``[right]``, ``[stay]`` (or the word alone, ``move up``, a ``move`` tool
         call). Moves into a wall or off the grid are illegal (an invalid move, with the reason).
 
+    Tools:
+        ``move(move: str)`` as a ``<tool_call>`` block (the only form with ``action_format="json"``).
+
     Info (per agent, besides the base keys): ``position``, ``goal``, ``cycle``, ``arrived`` (agents that left),
     ``action_mask`` (``np.int8`` over :data:`MOVES`; ``action_space(agent).sample(mask)`` is a random legal move).
 

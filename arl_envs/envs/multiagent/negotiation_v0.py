@@ -96,6 +96,9 @@ class NegotiationEnv(TextGameEnv):
         counter-proposal). Text outside the brackets is the message (first ``300`` characters). A ``move`` tool
         call ``{"move": "propose 1 0 2", "message": "..."}`` works too. Anything else is an invalid move.
 
+    Tools:
+        ``move(move: str, message: str = "")`` as a ``<tool_call>`` block (the only form with ``action_format="json"``).
+
     Info (per agent, besides the base keys): ``pool`` (counts), ``values`` (the agent's own values),
     ``offer`` (the standing proposal as the share the agent would get, or None), ``action_mask`` (``np.int8`` over
     the fixed vocabulary of ``propose a b c`` / ``accept`` / ``reject``; ``action_space(agent).sample(mask)`` gives

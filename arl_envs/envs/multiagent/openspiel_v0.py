@@ -262,6 +262,10 @@ class OpenSpielEnv(TextGameEnv):
         ignored when unambiguous), as the whole reply, in ``[...]`` or in a ``move`` tool call; or the move's
         OpenSpiel action id as digits (``"4"``, ``"[4]"``). A dead agent steps with ``None``.
 
+    Tools:
+        ``move(move: str)`` (``<tool_call>{"name": "move", "arguments": {"move": "x(1,1)"}}</tool_call>``; the only
+        form with ``action_format="json"``).
+
     Info (per agent, besides the base keys ``legal_moves``, ``reason``, ``invalid_moves``, ``to_move``,
     ``move_number``, ``instructions``):
         ``legal_actions`` (OpenSpiel ids of ``legal_moves``, same order), ``action_mask`` (``np.int8``, shape

@@ -87,6 +87,9 @@ class ReferentialEnv(TextGameEnv):
         The speaker's list has no numbers (the listener's order differs), so only a description helps.
         Listener: ``[3]`` (1-based number of its list). Anything else is an invalid move.
 
+    Tools:
+        ``move(move: str)``: the message (speaker) or the object's number (listener), as a ``<tool_call>`` block.
+
     Info (per agent, besides the base keys): ``action_mask`` (speaker: over :data:`VOCABULARY`, so
     ``action_space(speaker).sample(mask)`` is a one-word message; listener: over the numbers ``1..num_objects``).
     ``legal_moves`` of the speaker is empty (free text), of the listener the numbers.
