@@ -93,7 +93,9 @@ MOVE_TOOL = "move"
 ACTION_FORMATS = ("native", "json")
 
 _BRACKET = re.compile(r"\[\s*([^\[\]\n]{1,40}?)\s*\]")
-_KEYWORD = re.compile(r"\b(?:column|col|cell|square|move|play|action)\s*[:#=]?\s*\[?([A-Za-z0-9_]{1,20})\]?", re.I)
+_KEYWORDS = r"(?:column|col|cell|square|move|play|action)"
+#: "column 3", "play cell 4", "Move: 2" (the token after the last keyword of a chain).
+_KEYWORD = re.compile(rf"\b{_KEYWORDS}\b\s*[:#=]?\s*\[?(?!{_KEYWORDS}\b)([A-Za-z0-9_]{{1,20}})\]?", re.I)
 _PREFIX = re.compile(r"^(?:column|col|cell|square|move|play|action)\s*[:#=]?\s*", re.I)
 
 

@@ -132,7 +132,7 @@ def test_reason_on_first_invalid_move_after_reset_and_retry() -> None:
     [("[4]", "4"), ("cell 4", "4"), ("4", "4"), ("I consider [2] but play [4].", "4"), ("Move: 4", "4"),
      ('<tool_call>{"name": "move", "arguments": {"move": "4"}}</tool_call>', "4"),
      ('<tool_call>{"name": "move", "arguments": {"move": 4}}</tool_call>', "4"),
-     ("<think>maybe [0]</think>[4]", "4")],
+     ("<think>maybe [0]</think>[4]", "4"), ("I will play cell 4.", "4"), ("[cell 4]", "4"), ("4.", "4")],
 )
 def test_native_and_json_move_forms(text, move) -> None:
     env = tictactoe_v0.env()
