@@ -22,7 +22,8 @@ shares:
   ``to_move`` (bool), ``move_number`` (valid moves played so far), ``instructions`` (the rules and move format).
 * **Observations** (:meth:`TextGameEnv.observe`): what happened since the agent last moved (``events``), the
   game's own view (:meth:`TextGameEnv._observation`), and, when the agent is to move, its legal moves. They
-  depend on the current state only, so they never grow across moves or resets.
+  depend on the current state only (and the events of one round), so they do not grow across moves or resets.
+  They are :class:`TextObservation` objects: ``str`` with the ``dtype`` PettingZoo's ``api_test`` asks for.
 * **Seeding**: ``reset(seed=s)`` reseeds ``self.np_random`` (chance events such as a card deal must use it);
   ``reset()`` continues the generator, as Gymnasium does.
 
@@ -33,7 +34,9 @@ implement the hooks:
 
 * ``_reset_game()``: set up the state (chance from ``self.np_random`` only);
 * ``_current_agent() -> str``: who moves now (only called while the game runs);
-* ``legal_moves(agent) -> list[str]``: the legal moves of ``agent`` now, by native name (``"3"``);
+* ``legal_moves(agent) -> list[str]``: the legal moves of ``agent`` now, by native name (``"3"``). The base
+  caches it per (game, ``move_number``, agent), so it must depend only on state that ``_apply_move`` changes
+  (call ``self._legal_cache = (None, [])`` after changing state any other way);
 * ``all_moves(agent) -> Sequence[str]``: every move name of the game (so "unknown" and "illegal now" differ);
   a game whose moves are free text overrides :meth:`_parse_move` instead (and may return ``[]`` here);
 * ``_apply_move(agent, move) -> MoveResult``: play a legal move (already canonical) and say what it did:
@@ -44,7 +47,8 @@ implement the hooks:
 * ``expert_move(agent, rng) -> str`` and optionally ``random_move(agent, rng) -> str`` (default: uniform over
   ``legal_moves``): reference players used by the single-agent view (:mod:`arl_envs.envs.multiagent.view`);
   optionally ``counter_move(agent, rng, opponent)`` (the view's expert when it knows the opponent's kind);
-* optionally ``_forfeit(agent) -> MoveResult`` (cooperative games), ``render_state() -> str`` (the ``ansi`` render),
+* optionally ``max_moves_hint`` (most valid moves of one agent per game: the view's turn budget),
+  ``_forfeit(agent) -> MoveResult`` (cooperative games), ``render_state() -> str`` (the ``ansi`` render),
   ``outcome(agent, total_return) -> str`` and ``success(agent, total_return) -> bool`` (the view's ``success``).
 
 Then make the module the PettingZoo way (``arl_envs/envs/multiagent/<game>_v0.py``)::
