@@ -128,6 +128,7 @@ def play_reference_agents(env_ids: list[str], episodes: int = DEMO_EPISODES) -> 
                     bar.update(1)
                 steps = sum(e.steps for e in eps)
                 secs = sum(e.seconds for e in eps)
+                outcomes = [e.infos[-1].get("outcome") for e in eps]
                 rows.append(
                     {
                         "env_id": env_id,
@@ -136,6 +137,9 @@ def play_reference_agents(env_ids: list[str], episodes: int = DEMO_EPISODES) -> 
                         "mean_return": sum(e.total_reward for e in eps) / len(eps),
                         "mean_steps": steps / len(eps),
                         "steps_per_s": steps / secs if secs > 0 else float("inf"),
+                        # games (arl/multiagent.*): wins/draws/losses against the env's default opponent
+                        "wdl": "/".join(str(outcomes.count(k)) for k in ("win", "draw", "loss"))
+                        if any(outcomes) else "",
                     }
                 )
         finally:
@@ -154,16 +158,17 @@ def demo(
 
     start = time.perf_counter()
     rows = play_reference_agents(arl_envs.env_ids(), episodes)
-    table = Table("env id", "agent", "success", "mean return", "mean steps", "steps/s", title="Reference agents")
+    table = Table("env id", "agent", "success", "mean return", "mean steps", "steps/s", "games W/D/L",
+                  title="Reference agents (games: vs the default opponent)")
     failed = False
     for r in rows:
         if "error" in r:
             failed = True
-            table.add_row(r["env_id"], "-", "[red]unavailable[/red]", r["error"][:60], "", "")
+            table.add_row(r["env_id"], "-", "[red]unavailable[/red]", r["error"][:60], "", "", "")
             continue
         table.add_row(
             r["env_id"], r["agent"], f"{r['success_rate']:.0%}", f"{r['mean_return']:+.3f}", f"{r['mean_steps']:.1f}",
-            f"{r['steps_per_s']:.0f}",
+            f"{r['steps_per_s']:.0f}", r.get("wdl", ""),
         )
         if r["agent"] == "expert" and r["success_rate"] < 1.0:
             failed = True

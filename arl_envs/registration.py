@@ -79,6 +79,46 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.code.repo_env:RepoEnv",
         "Fix an injected bug in a small generated Python repo with bash/read/write/apply_patch; hidden tests on submit.",
     ),
+    # --- multiagent (issue 17) ---
+    EnvSpecRow(
+        "arl/multiagent.tictactoe-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Tic-tac-toe vs an opponent (random | expert minimax | callable); success = not losing (a drawn game).",
+        kwargs={"game": "tictactoe", "seat": "random"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.connect_four-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Connect Four vs an opponent (random | expert alpha-beta | callable); success = win.",
+        kwargs={"game": "connect_four", "seat": "random"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.kuhn_poker-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Kuhn poker match of 100 hands, seats alternating, vs an opponent (random | equilibrium | callable); success = chips > 0.",
+        kwargs={"game": "kuhn_poker", "seat": "random", "games": 100},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.negotiation-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Split books/hats/balls with private values over <= 20 messages (propose/accept/reject + free text) vs an "
+        "opponent (random | value-greedy | callable); success = a deal worth >= half your pool value.",
+        kwargs={"game": "negotiation", "seat": "random"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.referential-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "Cooperative referential game: speaker describes a target among distractors, listener picks; partner "
+        "scripted by default (random | expert | callable); success = the target is picked.",
+        kwargs={"game": "referential", "seat": "random", "opponent": "expert"},
+    ),
+    EnvSpecRow(
+        "arl/multiagent.gridpath-v0",
+        "arl_envs.envs.multiagent.view:GameSeatEnv",
+        "3 agents walk to their goals on a 5x5 grid with simultaneous moves and collisions; you steer one, path "
+        "planners the others (expert | random | callable); success = every agent arrives.",
+        kwargs={"game": "gridpath", "seat": "random", "opponent": "expert"},
+    ),
 )
 
 

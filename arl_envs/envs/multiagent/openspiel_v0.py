@@ -1,0 +1,606 @@
+"""OpenSpiel bridge: any turn-based OpenSpiel game as a PettingZoo text environment.
+
+``openspiel_v0.env(game="leduc_poker")`` is a PettingZoo AEC env (a
+:class:`~arl_envs.envs.multiagent.base.TextGameEnv`) whose observations are text (each player's OpenSpiel
+observation string, or its information-state string where the game has no observation string) and whose moves
+are text: a legal move's ``action_to_string`` name, or its OpenSpiel action id. Chance nodes are sampled from the
+env's seeded RNG, so the same seed and the same moves give the same episode. ``openspiel_v0.parallel_env(...)`` is
+PettingZoo's ``turn_based_aec_to_parallel`` of it (only the mover's action is used each step).
+
+Game rules, legal moves, chance outcomes and returns are OpenSpiel's (Lanctot et al., "OpenSpiel: A Framework for
+Reinforcement Learning in Games", 2019, https://github.com/google-deepmind/open_spiel); this module maps them onto
+PettingZoo's AEC protocol (https://pettingzoo.farama.org/api/aec/) through the shared base class, which owns move
+parsing, invalid-move retries and forfeits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from arl_envs.core.errors import DependencyNotInstalled, InvalidActionType, ResetNeeded
+from arl_envs.core.spaces import UnicodeText
+from arl_envs.envs.multiagent.base import (
+    DEFAULT_MAX_INVALID_MOVES,
+    FORFEIT_REWARD,
+    MAX_ACTION_CHARS,
+    MoveResult,
+    TextGameEnv,
+    _PREFIX,
+    _visible,
+)
+
+__all__ = ["OpenSpielEnv", "MoveText", "CycleParallelEnv", "env", "raw_env", "parallel_env", "load_game"]
+
+#: Simulations per move of the reference (IS-)MCTS expert.
+EXPERT_SIMULATIONS = 200
+#: UCT exploration constant of the expert (OpenSpiel's examples use 2).
+EXPERT_UCT_C = 2.0
+#: Memory cap of the expert's search tree, in MB.
+EXPERT_MAX_MEMORY_MB = 256
+#: Longest reply tried as a bare move name, in characters (battleship's names are ~60).
+MAX_BARE_MOVE_CHARS = 200
+
+_INSTALL_HINT = "pip install 'arl-envs[openspiel]'"
+
+
+def _pyspiel() -> Any:
+    try:
+        import pyspiel  # noqa: PLC0415 - optional dependency, imported on use
+    except ImportError as exc:  # pragma: no cover - exercised only where open-spiel is absent
+        raise DependencyNotInstalled(f"the OpenSpiel bridge needs open-spiel: {_INSTALL_HINT}") from exc
+    return pyspiel
+
+
+def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
+    """Load an OpenSpiel game by name (``"hex"``), by full string (``"hex(board_size=5)"``) or name + params.
+
+    Args:
+        game: An OpenSpiel short name, optionally with parameters in OpenSpiel's string form.
+        game_params: Game parameters (``{"board_size": 5}``); not allowed together with a parameterised string.
+
+    Returns:
+        The ``pyspiel.Game``.
+
+    Raises:
+        DependencyNotInstalled: ``open-spiel`` is not installed.
+        ValueError: Unknown game or bad parameters (with OpenSpiel's message).
+    """
+    pyspiel = _pyspiel()
+    if game_params and "(" in game:
+        raise ValueError(f"give game parameters either in the game string or in game_params, not both: {game!r}")
+    try:
+        return pyspiel.load_game(game, dict(game_params)) if game_params else pyspiel.load_game(game)
+    except pyspiel.SpielError as exc:
+        raise ValueError(f"OpenSpiel cannot load game {game!r} with params {game_params}: {exc}") from exc
+
+
+class MoveText(UnicodeText):
+    """Text action space of a game: any ``str``; ``sample(mask)`` gives a random legal move.
+
+    ``sample()`` without a mask is random Unicode text (almost always an invalid move). With ``mask`` (the
+    ``np.int8`` array of ``info["action_mask"]``, one entry per move of ``moves``) it returns a uniformly drawn
+    allowed move: ``moves[i]``, or the decimal index ``str(i)`` when ``moves`` is None (OpenSpiel action ids, which
+    the bridge accepts as moves). PettingZoo's ``api_test`` and ``seed_test`` call ``sample(info["action_mask"])``,
+    so through this space they play real games rather than only invalid moves.
+
+    Args:
+        max_length: Longest string, in characters.
+        moves: The move vocabulary the mask indexes, or None for decimal ids.
+    """
+
+    def __init__(self, max_length: int, moves: Sequence[str] | None = None) -> None:
+        super().__init__(max_length)
+        self.moves = None if moves is None else tuple(moves)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random allowed move under ``mask``, else random text.
+
+        Raises:
+            ValueError: ``probability`` given, or a mask that allows nothing.
+        """
+        if probability is not None:
+            raise ValueError("MoveText.sample does not support probability")
+        if mask is None:
+            return super().sample()
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size == 0:
+            raise ValueError("action mask allows no move")
+        i = int(legal[int(self.np_random.integers(0, legal.size))])
+        return str(i) if self.moves is None else self.moves[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MoveText) and super().__eq__(other) and other.moves == self.moves
+
+    def __hash__(self) -> int:
+        return hash(("MoveText", self.max_length, self.moves))
+
+
+class CycleParallelEnv(ParallelEnv):
+    """A PettingZoo Parallel env driving an AEC text game round by round (one rule set, one invalid-move logic).
+
+    For AEC games where every agent still in the game moves once per round, in seat order (gridpath's cycles,
+    OpenSpiel's simultaneous-move games played turn by turn), and that count completed rounds in ``round_index``,
+    one ``step(actions)`` is one round: each agent that
+    has not yet moved in the round gets its action, in order. An invalid move stops the round at that agent
+    (``infos[agent]["reason"]`` says why); the next ``step`` resumes with its retry, and the actions of agents that
+    already moved in the round are ignored. Agents that leave (or all, at the end) are removed from ``agents``.
+    Unlike PettingZoo's ``aec_to_parallel``, an agent moving again after an invalid move is not an error.
+
+    Args:
+        aec_env: The AEC game (a :class:`~arl_envs.envs.multiagent.base.TextGameEnv`).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "cycle_parallel",
+                                          "render_fps": 1}
+
+    def __init__(self, aec_env: TextGameEnv) -> None:
+        self.aec_env = aec_env
+        self.possible_agents = list(aec_env.possible_agents)
+        self.agents: list[str] = []
+        self.render_mode = aec_env.render_mode
+
+    def observation_space(self, agent: str) -> Any:
+        """The (cached) observation space of ``agent``."""
+        return self.aec_env.observation_space(agent)
+
+    def action_space(self, agent: str) -> Any:
+        """The (cached) action space of ``agent``."""
+        return self.aec_env.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+        """Start a game: ``(observations, infos)`` of every agent."""
+        self.aec_env.reset(seed=seed, options=options)
+        self.agents = list(self.aec_env.agents)
+        obs = {a: self.aec_env.observe(a) for a in self.agents}
+        infos = {a: dict(self.aec_env.infos[a]) for a in self.agents}
+        self._round_view(obs, infos)
+        return obs, infos
+
+    def _round_view(self, obs: dict[str, str], infos: dict[str, dict[str, Any]]) -> None:
+        """Give every agent still to move in this round, not only the AEC game's selected agent, its move info
+        (``aec_env.round_info(agent)``: ``legal_moves`` and the game's mask keys; ``to_move`` set) and the move
+        prompt in its observation."""
+        aec = self.aec_env
+        round_info = getattr(aec, "round_info", None)
+        if round_info is None:
+            return
+        for a in aec.agents:
+            if a == aec.agent_selection or a not in infos or aec.terminations[a] or aec.truncations[a]:
+                continue
+            extra = round_info(a)
+            if extra.get("legal_moves"):
+                infos[a].update(extra)
+                infos[a]["to_move"] = True
+                prompt = " ".join(f"[{m}]" for m in extra["legal_moves"])
+                obs[a] = type(obs[a])(f"{obs[a]}\nYour move. Legal moves: {prompt}")
+
+    def step(self, actions: dict[str, str]) -> tuple[dict, dict, dict, dict, dict]:
+        """One round (or what is left of it after an invalid move). A missing action is an invalid move.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)`` for the agents live before the step.
+
+        Raises:
+            ResetNeeded: No game running.
+            InvalidActionType: An action that is not a ``str``.
+        """
+        aec = self.aec_env
+        if not self.agents:
+            raise ResetNeeded("call reset() before step(): no game is running")
+        for a in self.agents:
+            if a in actions and not isinstance(actions[a], str):
+                raise InvalidActionType(f"action of {a} must be a str, got {type(actions[a]).__name__}")
+        live = list(self.agents)
+        rewards = dict.fromkeys(live, 0.0)
+        obs: dict[str, str] = {}
+        terms: dict[str, bool] = {}
+        truncs: dict[str, bool] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        moved: set[str] = set()
+        start_round = aec.round_index
+        while aec.agents:
+            a = aec.agent_selection
+            if aec.terminations[a] or aec.truncations[a]:
+                obs[a], terms[a], truncs[a] = aec.observe(a), aec.terminations[a], aec.truncations[a]
+                infos[a] = dict(aec.infos[a])
+                aec.step(None)
+                continue
+            if a in moved or aec.round_index != start_round:  # a new round, or a retry after an invalid move
+                break
+            aec.step(actions.get(a, ""))
+            moved.add(a)
+            for b, r in aec.rewards.items():
+                if b in rewards:
+                    rewards[b] += float(r)
+        for a in aec.agents:
+            obs[a] = aec.observe(a)
+            terms[a], truncs[a] = aec.terminations[a], aec.truncations[a]
+            infos[a] = dict(aec.infos[a])
+        self._round_view(obs, infos)
+        self.agents = list(aec.agents)
+        keep = set(live)
+        return ({a: o for a, o in obs.items() if a in keep}, rewards,
+                {a: v for a, v in terms.items() if a in keep}, {a: v for a, v in truncs.items() if a in keep},
+                {a: v for a, v in infos.items() if a in keep})
+
+    def render(self) -> str | None:
+        """The AEC game's render."""
+        return self.aec_env.render()
+
+    def close(self) -> None:
+        """Nothing to release (safe to call twice)."""
+        self.aec_env.close()
+
+    def state(self) -> str:
+        """The AEC game's state text."""
+        return self.aec_env.state()
+
+
+class OpenSpielEnv(TextGameEnv):
+    """Any turn-based OpenSpiel game as a PettingZoo AEC text environment.
+
+    Description:
+        The game's rules, legal moves, chance events and returns are OpenSpiel's. Agents are ``player_0`` ..
+        ``player_{n-1}`` (OpenSpiel players 0 .. n-1). After each move the next agent is OpenSpiel's current
+        player (it may be the same agent again, e.g. in dots-and-boxes). Chance nodes are resolved at once with
+        outcomes drawn from ``self.np_random`` (seeded by ``reset(seed)``), so the same seed and the same moves give
+        the same episode, deal included. Simultaneous-move games (``goofspiel``, ``matrix_rps``) are played turn
+        by turn with the earlier moves of the round hidden (OpenSpiel's ``turn_based_simultaneous_game``).
+
+    Observation:
+        ``str`` per agent: the base class's frame (an invalid-move reason, the moves of others since the agent
+        last moved in perfect-information games, the legal moves when it is the agent's turn) around a header
+        (game, seat) and the agent's OpenSpiel observation string, or its information-state string where the game
+        provides no observation string (``liars_dice``, ``hearts``). Only what OpenSpiel lets that player see.
+
+    Action:
+        ``str``: a legal move's OpenSpiel ``action_to_string`` name (``"x(1,1)"``, ``"Raise"``, ``"a5a4"``; case
+        ignored when unambiguous), as the whole reply, in ``[...]`` or in a ``move`` tool call; or the move's
+        OpenSpiel action id as digits (``"4"``, ``"[4]"``). A dead agent steps with ``None``.
+
+    Tools:
+        ``move(move: str)`` (``<tool_call>{"name": "move", "arguments": {"move": "x(1,1)"}}</tool_call>``; the only
+        form with ``action_format="json"``).
+
+    Info (per agent, besides the base keys ``legal_moves``, ``reason``, ``invalid_moves``, ``to_move``,
+    ``move_number``, ``instructions``):
+        ``legal_actions`` (OpenSpiel ids of ``legal_moves``, same order), ``action_mask`` (``np.int8``, shape
+        ``(num_distinct_actions,)``, all zero when it is not the agent's turn; ``action_space(agent).sample(mask)``
+        returns a random legal move), ``player`` (OpenSpiel player id), ``returns`` (OpenSpiel returns so far).
+
+    Rewards:
+        OpenSpiel's: each step, each agent's change in ``state.returns()`` (terminal-reward games pay at the end,
+        per-step-reward games as they go). A forfeit gives the forfeiter ``-1`` and, in zero-sum and
+        constant-sum games, the others share ``+1``; in other games the others get 0.
+
+    Episode end:
+        Terminated for every agent at an OpenSpiel terminal state or a forfeit (an agent's
+        ``max_invalid_moves + 1``-th invalid move). Truncated for every agent after ``max_moves`` moves, if set.
+
+    Arguments:
+        game: OpenSpiel game name, optionally with parameters (``"hex(board_size=5)"``).
+        game_params: Game parameters as a dict, instead of the string form.
+        max_invalid_moves: Invalid moves tolerated per agent per game.
+        max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
+        expert_simulations: (IS-)MCTS simulations per move of :meth:`expert_move` (default 200).
+        action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
+        render_mode: None, ``"ansi"`` or ``"human"``: OpenSpiel's full state string (hidden information included).
+
+    Raises:
+        DependencyNotInstalled: ``open-spiel`` is missing.
+        ValueError: Unknown game, bad parameters, or a game with neither observation nor information-state strings.
+
+    Attributes:
+        game: The (turn-based) ``pyspiel.Game``; ``spiel_state``: the current ``pyspiel.State`` (``state()`` is
+            PettingZoo's global-state method: the full state as text).
+
+    Version history:
+        v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "openspiel_v0", "is_parallelizable": False,
+                "render_fps": 1}
+    title = "OpenSpiel game"
+
+    def __init__(
+        self,
+        game: str = "tic_tac_toe",
+        game_params: dict[str, Any] | None = None,
+        *,
+        max_invalid_moves: int = DEFAULT_MAX_INVALID_MOVES,
+        max_moves: int | None = None,
+        expert_simulations: int = EXPERT_SIMULATIONS,
+        action_format: str = "native",
+        render_mode: str | None = None,
+    ) -> None:
+        pyspiel = _pyspiel()
+        if int(expert_simulations) < 1:
+            raise ValueError(f"expert_simulations must be >= 1, got {expert_simulations}")
+        self.expert_simulations = int(expert_simulations)
+        spiel = load_game(game, game_params)
+        gtype = spiel.get_type()
+        self.simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+        if self.simultaneous:
+            spiel = pyspiel.convert_to_turn_based(spiel)
+            gtype = spiel.get_type()
+        if gtype.provides_observation_string:
+            self.view = "observation"
+        elif gtype.provides_information_state_string:
+            self.view = "information_state"
+        else:
+            raise ValueError(f"OpenSpiel game {game!r} has neither an observation nor an information-state string")
+        if max_moves is not None and int(max_moves) < 1:
+            raise ValueError(f"max_moves must be >= 1 or None, got {max_moves}")
+        self.game = spiel
+        self.game_name = load_game(game, game_params).get_type().short_name
+        self.game_string = str(load_game(game, game_params)).removesuffix("()")
+        self.num_players = spiel.num_players()
+        self.num_actions = spiel.num_distinct_actions()
+        self.perfect_information = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION
+        self.zero_sum = gtype.utility in (pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)
+        self.max_moves = None if max_moves is None else int(max_moves)
+        self.title = f"OpenSpiel {self.game_name}"
+        # Class-level possible_agents_default is read by the base __init__; set the instance's before calling it.
+        self.possible_agents_default = tuple(f"player_{i}" for i in range(self.num_players))
+        super().__init__(max_invalid_moves=max_invalid_moves, action_format=action_format, render_mode=render_mode)
+        self.metadata = {**type(self).metadata, "name": f"openspiel_v0({self.game_name})"}
+        self._act_spaces = {a: MoveText(MAX_ACTION_CHARS) for a in self.possible_agents}
+        self.agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        self.spiel_state: Any = None
+        #: Rounds completed this game (a round ends when the next mover does not come later in seat order).
+        self.round_index = 0
+        self._forced_chance: list[int] = []
+        self._state_version = 0
+        self._spiel_returns = np.zeros(self.num_players)
+        self._spiel_cache: tuple[int, int, list[str], list[int]] | None = None
+        self._experts: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ OpenSpiel helpers
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a game. ``seed`` seeds the chance events; ``options={"chance_outcomes": [a, ...]}`` fixes the
+        first chance outcomes (OpenSpiel action ids, e.g. a known deal), the rest are sampled.
+
+        Raises:
+            ValueError: A forced chance outcome that is not possible at its chance node.
+        """
+        forced = (options or {}).get("chance_outcomes") or ()
+        self._forced_chance = [int(a) for a in forced]
+        super().reset(seed=seed, options=options)
+
+    def _sample_chance(self) -> None:
+        while self.spiel_state.is_chance_node():
+            outcomes, probs = zip(*self.spiel_state.chance_outcomes())
+            if self._forced_chance:
+                a = self._forced_chance.pop(0)
+                if a not in outcomes:
+                    raise ValueError(f"chance outcome {a} is not possible here; possible: {list(outcomes)}")
+                self.spiel_state.apply_action(a)
+                continue
+            p = np.asarray(probs, dtype=np.float64)
+            self.spiel_state.apply_action(int(outcomes[int(self.np_random.choice(len(outcomes), p=p / p.sum()))]))
+
+    def legal(self, agent: str) -> tuple[list[str], list[int]]:
+        """``(names, action_ids)`` of ``agent``'s legal moves now (empty when it is not its turn)."""
+        if self.spiel_state is None or self.spiel_state.is_terminal():
+            return [], []
+        player = self.agent_index[agent]
+        cache = self._spiel_cache
+        if cache is not None and cache[0] == self._state_version and cache[1] == player:
+            return cache[2], cache[3]
+        if self.spiel_state.current_player() != player:
+            return [], []
+        ids = list(self.spiel_state.legal_actions(player))
+        names = [self.spiel_state.action_to_string(player, a) for a in ids]
+        self._spiel_cache = (self._state_version, player, names, ids)
+        return names, ids
+
+    def round_info(self, agent: str) -> dict[str, Any]:
+        """Info entries for ``agent`` if it is still to move in the current round (simultaneous-move games played
+        turn by turn: a player's options never depend on the hidden choices made before it in the round), else {}.
+
+        Returns:
+            ``{"legal_moves", "legal_actions", "action_mask"}`` of ``agent``, or ``{}`` (it moved this round, the
+            game is sequential, or it is over).
+        """
+        if self.spiel_state is None or self.spiel_state.is_terminal() or not self.simultaneous:
+            return {}
+        player, current = self.agent_index[agent], self.spiel_state.current_player()
+        if current < 0 or current > player:
+            return {}
+        probe = self.spiel_state.clone()
+        while probe.current_player() != player:
+            if probe.is_terminal() or probe.current_player() < 0 or probe.current_player() > player:
+                return {}
+            probe.apply_action(probe.legal_actions()[0])  # any choice: hidden from `agent`, and irrelevant to it
+        ids = list(probe.legal_actions(player))
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        mask[ids] = 1
+        return {"legal_moves": [probe.action_to_string(player, x) for x in ids], "legal_actions": ids,
+                "action_mask": mask}
+
+    def view_string(self, agent: str) -> str:
+        """OpenSpiel's observation (or information-state) string of ``agent``'s player."""
+        player = self.agent_index[agent]
+        if self.view == "observation":
+            return self.spiel_state.observation_string(player)
+        return self.spiel_state.information_state_string(player)
+
+    # ------------------------------------------------------------------ TextGameEnv hooks
+    def _reset_game(self) -> None:
+        self.spiel_state = self.game.new_initial_state()
+        self.round_index = 0
+        self._state_version = 0
+        self._spiel_cache = None
+        self._sample_chance()
+        self._spiel_returns = np.zeros(self.num_players)
+
+    def _current_agent(self) -> str:
+        return self.possible_agents[self.spiel_state.current_player()]
+
+    def legal_moves(self, agent: str) -> list[str]:
+        return self.legal(agent)[0]
+
+    def all_moves(self, agent: str) -> Sequence[str]:
+        # OpenSpiel move names can depend on the state (chess SAN), so only the legal ones are known by name.
+        return self.legal(agent)[0]
+
+    def move_name_for(self, candidate: str, agent: str) -> str | None:
+        """A legal move's name for ``candidate``: the name (case ignored when unambiguous) or a legal action id."""
+        names, ids = self.legal(agent)
+        text = candidate.strip()
+        if text in names:
+            return text
+        low = text.lower()
+        hits = [n for n in names if n.lower() == low]
+        if len(hits) == 1:
+            return hits[0]
+        stripped = _PREFIX.sub("", text).strip().rstrip(".")  # "move 4", "action: x(1,1)"
+        if stripped != text:
+            low = stripped.lower()
+            hits = [n for n in names if n.lower() == low]
+            if len(hits) == 1:
+                return hits[0]
+            text = stripped
+        digits = text.lstrip("+")
+        if digits.isdigit() and len(digits) <= 9:
+            a = int(digits)
+            if a in ids:
+                return names[ids.index(a)]
+        return None
+
+    def _parse_move(self, agent: str, text: str) -> str:
+        # A whole reply that is a move name is tried first: OpenSpiel names may be long (battleship) or contain
+        # brackets (goofspiel's "[P0]Bid: 1"), which the base's bracket rule cannot see. Then the base's rules.
+        if len(text) <= MAX_BARE_MOVE_CHARS and self.action_format == "native":
+            visible = _visible(text).strip()
+            names = self.legal(agent)[0]
+            if visible in names:
+                return visible
+            if visible.startswith("[") and visible.endswith("]") and visible[1:-1].strip() in names:
+                return visible[1:-1].strip()  # "[[P0]Bid: 1]", as the prompt writes it
+        return super()._parse_move(agent, text)
+
+    def _apply_move(self, agent: str, move: str) -> MoveResult:
+        names, ids = self.legal(agent)
+        action = ids[names.index(move)]
+        player = self.agent_index[agent]
+        self.spiel_state.apply_action(action)
+        self._state_version += 1
+        self._sample_chance()
+        if self.spiel_state.is_terminal() or self.spiel_state.current_player() <= player:
+            self.round_index += 1  # the round of moves is complete (turn-based simultaneous games: joint move)
+        returns = np.asarray(self.spiel_state.returns(), dtype=np.float64)
+        delta = returns - self._spiel_returns
+        self._spiel_returns = returns
+        rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents)}
+        over = bool(self.spiel_state.is_terminal())
+        truncated = not over and self.max_moves is not None and self.move_number + 1 >= self.max_moves
+        # Others learn a move only where OpenSpiel makes it public (perfect information); otherwise their
+        # observation string says what they may know.
+        event = f"{agent} played {move}." if self.perfect_information else ""
+        return MoveResult(rewards=rewards, game_over=over, truncated=truncated, event=event)
+
+    def _forfeit(self, agent: str) -> MoveResult:
+        if self.zero_sum:
+            return super()._forfeit(agent)
+        rewards = {a: (FORFEIT_REWARD if a == agent else 0.0) for a in self.agents}
+        return MoveResult(rewards=rewards, game_over=True, event=f"{agent} forfeited (too many invalid moves).")
+
+    def _observation(self, agent: str) -> str:
+        i = self.agent_index[agent]
+        head = f"OpenSpiel game {self.game_string}. You are {agent} (player {i} of {self.num_players})."
+        body = self.view_string(agent)
+        if self.spiel_state.is_terminal() or self.forfeited is not None:
+            return f"{head}\n{body}\nYour return: {self.returns.get(agent, 0.0):+g}."
+        return f"{head}\n{body}"
+
+    def instructions(self, agent: str) -> str:
+        i = self.agent_index[agent]
+        return (
+            f"You play the OpenSpiel game {self.game_string} as {agent} (OpenSpiel player {i} of "
+            f"{self.num_players}); the rules are OpenSpiel's. Each turn you see your observation of the game and "
+            "your legal moves by name. Reply with one legal move name, e.g. [name] or the name alone; the move's "
+            "OpenSpiel action id also works. "
+            + self._format_tool_paragraph() + " " + self._limits_paragraph()
+        )
+
+    def expert_move(self, agent: str, rng: np.random.Generator) -> str:
+        """OpenSpiel's MCTS (perfect information) or IS-MCTS (imperfect information) with random rollouts,
+        ``expert_simulations`` simulations per move (seeded from ``rng``). Cost grows with the game's length
+        (about 0.5 s per move in othello, seconds in backgammon, at 200 simulations).
+
+        Raises:
+            ValueError: It is not ``agent``'s turn.
+            NotImplementedError: OpenSpiel's searches do not support the game (IS-MCTS needs
+                ``ResampleFromInfostate``, missing e.g. in liars_dice, battleship, phantom_ttt and turn-based
+                simultaneous games; MCTS needs terminal rewards, missing e.g. in 2048).
+        """
+        names, ids = self.legal(agent)
+        if not ids:
+            raise ValueError(f"it is not {agent}'s turn")
+        if len(ids) == 1:
+            return names[0]
+        pyspiel = _pyspiel()
+        seed = int(rng.integers(0, 2**31 - 1))
+        try:
+            evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+            if self.perfect_information:
+                bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, self.expert_simulations,
+                                      EXPERT_MAX_MEMORY_MB, True, seed, False)
+            else:
+                bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, self.expert_simulations)
+            action = int(bot.step(self.spiel_state))
+        except pyspiel.SpielError as exc:
+            raise NotImplementedError(f"no OpenSpiel search expert for {self.game_string}: {exc}") from exc
+        return names[ids.index(action)]
+
+    def _refresh_infos(self) -> None:
+        super()._refresh_infos()
+        for a, info in self.infos.items():
+            names, ids = self.legal(a) if info["to_move"] else ([], [])
+            mask = np.zeros(self.num_actions, dtype=np.int8)
+            if ids:
+                mask[ids] = 1
+            info["legal_actions"] = ids
+            info["action_mask"] = mask
+            info["player"] = self.agent_index[a]
+            info["returns"] = [float(r) for r in self._spiel_returns]
+
+    def render_state(self) -> str:
+        if self.spiel_state is None:
+            return ""
+        return f"{self.game_string} (move {self.move_number})\n{self.spiel_state}"
+
+
+def raw_env(**kwargs: Any) -> OpenSpielEnv:
+    """The AEC env (see :class:`OpenSpielEnv` for the keyword arguments)."""
+    return OpenSpielEnv(**kwargs)
+
+
+def env(**kwargs: Any) -> OpenSpielEnv:
+    """The AEC env, PettingZoo style: ``openspiel_v0.env(game="leduc_poker")`` (see :class:`OpenSpielEnv`).
+
+    No PettingZoo wrappers are stacked: the env validates its own moves (an invalid move is an observation, not an
+    exception) and enforces reset-before-step itself.
+    """
+    return OpenSpielEnv(**kwargs)
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """The Parallel env.
+
+    Simultaneous-move games (``goofspiel``, ``matrix_rps``, ...): :class:`CycleParallelEnv`, one ``step`` = one
+    simultaneous move of every player (each player's observation never shows the others' moves of that round).
+    Sequential games: PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (each step only the mover's action
+    is used).
+    """
+    aec = OpenSpielEnv(**kwargs)
+    if aec.simultaneous:
+        return CycleParallelEnv(aec)
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(aec)
