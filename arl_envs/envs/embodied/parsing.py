@@ -82,6 +82,21 @@ def parse_command(text: str) -> str:
         raw = last
     else:
         raw = visible
+    return normalise_command(raw)
+
+
+def normalise_command(raw: str) -> str:
+    """One command, lower case with single spaces (what both action formats hand to an env's grammar).
+
+    Args:
+        raw: The command text (the body of an ``<action>``, a bare reply, or the json ``act`` argument).
+
+    Returns:
+        The normalised command, e.g. ``"go to desk 1"`` for ``"  Go to   Desk 1 "``.
+
+    Raises:
+        ParseError: Empty, longer than :data:`MAX_COMMAND_CHARS` characters, or spanning several lines.
+    """
     if "\n" in raw.strip():
         raise ParseError("write exactly one command on one line (or one <action>...</action> block)")
     command = " ".join(raw.split()).lower()
