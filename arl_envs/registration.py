@@ -95,6 +95,17 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.embodied.frozenlake:FrozenLakeEnv",
         "Gymnasium's FrozenLake as a text grid on random maps; slippery kwarg (default False).",
     ),
+    EnvSpecRow(
+        "arl/embodied.babyai-v0",
+        "arl_envs.envs.embodied.babyai:BabyAIEnv",
+        "BabyAI missions (minigrid) as text: egocentric partial view, 7 text actions, level kwarg; BabyAI bot expert.",
+    ),
+    EnvSpecRow(
+        "arl/embodied.scienceworld-v0",
+        "arl_envs.envs.embodied.scienceworld:ScienceWorldEnv",
+        "ScienceWorld science tasks (needs Java): task/simplification kwargs, variation from the seed; gold-path expert.",
+        tags=("slow",),
+    ),
 )
 
 

@@ -15,11 +15,12 @@ left", plus the nearest wall straight ahead, to the left and to the right.
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any, ClassVar
 
 import numpy as np
 
-from arl_envs.core.actions import ParseError
 from arl_envs.core.env import Transition
 from arl_envs.core.errors import DependencyNotInstalled, TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv, unknown_command
@@ -259,7 +260,8 @@ class BabyAIEnv(CommandEnv):
             seed = int(self.np_random.integers(0, 2**31 - 1))
         else:
             seed = self._seed_from_id(task_id)
-        obs, _ = self.world.reset(seed=seed)
+        with contextlib.redirect_stdout(io.StringIO()):  # minigrid prints "Sampling rejected: ..." while generating
+            obs, _ = self.world.reset(seed=seed)
         self._obs = obs
         if not self._fixed_max_turns:
             self.max_turns = int(self.world.max_steps)
