@@ -25,6 +25,7 @@ import shutil
 import threading
 from typing import Any, ClassVar
 
+from arl_envs.core.actions import ParseError
 from arl_envs.core.env import Transition
 from arl_envs.core.errors import DependencyNotInstalled, TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv
@@ -51,6 +52,10 @@ _INSTALL_HINT = "ScienceWorld needs the scienceworld package: pip install 'arl-e
 
 _pool_lock = threading.Lock()
 _idle: list[Any] = []
+# Per-process caches of static task facts: (task, simplification, split) -> variation indices;
+# (task, simplification) -> action templates.
+_VARIATIONS: dict[tuple[str, str, str], tuple[int, ...]] = {}
+_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def java_available() -> bool:
@@ -109,8 +114,12 @@ def _shutdown(sw: Any) -> None:
         pass
     proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
     if proc is not None and proc.poll() is None:
-        proc.kill()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=5)  # close() asked it to exit
+        except Exception:
+            proc.kill()
+            proc.wait(timeout=10)
+    sw.close = lambda: None  # ScienceWorldEnv.__del__ calls close() again; the gateway is gone by then
 
 
 def shutdown_idle_jvms() -> int:
@@ -214,7 +223,6 @@ class ScienceWorldEnv(CommandEnv):
         self.valid_actions = bool(valid_actions)
         self.keep_jvm_warm = bool(keep_jvm_warm)
         self._sw: Any = None
-        self._variations: list[int] | None = None
         self._templates: list[str] = []
         self.variation = -1
         self.score = 0
@@ -257,7 +265,11 @@ class ScienceWorldEnv(CommandEnv):
         return f"{self.task}:{variation}", f"{desc}\n\n{look}"
 
     def _interpret(self, command: str) -> tuple[str, Any]:
-        return command, command  # ScienceWorld's own parser reads the command
+        # ScienceWorld's own parser reads the command; only text py4j cannot carry is refused here (a lone
+        # surrogate cannot be encoded as UTF-8, control characters are never part of a command).
+        if any(ch < " " or "\ud800" <= ch <= "\udfff" for ch in command):
+            raise ParseError("the command holds control characters or invalid Unicode; write plain text")
+        return command, command
 
     def _execute(self, parsed: Any) -> Transition:
         command = str(parsed)
@@ -336,7 +348,6 @@ class ScienceWorldEnv(CommandEnv):
     def _jvm(self) -> Any:
         if self._sw is None:
             self._sw = _acquire_jvm()
-            self._variations = None
         return self._sw
 
     def _discard_jvm(self) -> None:
@@ -346,11 +357,16 @@ class ScienceWorldEnv(CommandEnv):
 
     def _load(self, sw: Any, gold: bool) -> str:
         """Load the task variation (optionally with its gold path), reset it; returns the first ``look around``."""
-        sw.load(self.task, self.variation, self.simplification, generateGoldPath=gold)
+        # The simulator's load directly: ScienceWorldEnv.load() re-validates the task name and simplifications
+        # through several JVM round trips per call; both were validated in __init__.
+        sw.server.load(self.task, self.variation, self.simplification, gold)
         sw.server.reset()  # after load, as ScienceWorldEnv.reset() does (clears the score of a gold-path run)
         look = str(sw.server.step("look around"))
         self.score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
-        self._templates = [t for t in sw.server.getPossibleActions() if t not in BLOCKED_COMMANDS]
+        key = (self.task, self.simplification)
+        if key not in _TEMPLATES:
+            _TEMPLATES[key] = tuple(str(t) for t in sw.server.getPossibleActions() if t not in BLOCKED_COMMANDS)
+        self._templates = list(_TEMPLATES[key])
         return look
 
     def _generate_gold(self) -> None:
@@ -358,7 +374,7 @@ class ScienceWorldEnv(CommandEnv):
         sw = self._jvm()
         commands, best = list(self._commands), self._best_score
         self._load(sw, gold=True)
-        self._gold = [str(a) for a in sw.get_gold_action_sequence()]
+        self._gold = [str(a) for a in sw.server.getGoldActionSequence()]
         self._gold_pos = 0
         for command in commands:
             sw.server.step(command)
@@ -368,22 +384,24 @@ class ScienceWorldEnv(CommandEnv):
         self._commands, self._best_score = commands, best
 
     def _variation_list(self, sw: Any) -> list[int]:
-        if self._variations is None:
-            sw.load(self.task, 0, self.simplification, generateGoldPath=False)
+        key = (self.task, self.simplification, self.split)
+        if key not in _VARIATIONS:  # static facts of the task: asked once per process
+            sw.server.load(self.task, 0, self.simplification, False)
             if self.split == "all":
-                self._variations = list(range(int(sw.get_max_variations(self.task))))
+                found = list(range(int(sw.server.getTaskMaxVariations(self.task))))
             else:
-                getter = {"train": sw.get_variations_train, "dev": sw.get_variations_dev,
-                          "test": sw.get_variations_test}[self.split]
-                self._variations = [int(v) for v in getter()]
-        return self._variations
+                getter = {"train": sw.server.getVariationsTrain, "dev": sw.server.getVariationsDev,
+                          "test": sw.server.getVariationsTest}[self.split]
+                found = [int(v) for v in list(getter())]
+            _VARIATIONS[key] = tuple(found)
+        return list(_VARIATIONS[key])
 
     def _variation_from_id(self, task_id: str, sw: Any) -> int:
         name, _, var = task_id.rpartition(":")
         if name != self.task or not var.isdigit():
             raise TaskLoadError(f"task_id must be '{self.task}:<variation>', got {task_id!r}")
         variation = int(var)
-        if variation >= int(sw.get_max_variations(self.task)):
+        if variation >= int(sw.server.getTaskMaxVariations(self.task)):
             raise TaskLoadError(f"variation {variation} out of range for task {self.task!r}")
         return variation
 
