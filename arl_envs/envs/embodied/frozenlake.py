@@ -36,6 +36,9 @@ TASK_REWARD = 1.0
 TIE_BREAK_DISCOUNT = 0.95
 _TASK_ID = re.compile(r"^frozenlake-(\d+)-(slippery|still)-(\d+)$|^frozenlake-(4x4|8x8)-(slippery|still)$")
 _SEED_LIMIT = 2**31 - 1
+#: Value-iteration plans kept per process (oldest dropped first).
+_PLAN_CACHE_SIZE = 512
+_PLAN_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 
 
 def _gym_frozenlake() -> Any:
@@ -110,6 +113,7 @@ class FrozenLakeEnv(CommandEnv):
         super().__init__(**kwargs)
         self.size, self.p_frozen, self.map_name, self.slippery = int(size), float(p_frozen), map_name, bool(slippery)
         self._lake: Any = None
+        self._lake_key: Any = None
         self._desc: list[str] = []
         self._state = 0
         self._values: np.ndarray | None = None  # (max_turns + 1, n_states): reach probability with t turns left
@@ -149,7 +153,12 @@ class FrozenLakeEnv(CommandEnv):
                 tid, slippery = task_id, m.group(2) == "slippery"
                 desc = random_map(size=size, p=self.p_frozen, seed=int(m.group(3)))
         name = m.group(4) if task_id is not None and m and m.group(4) else self.map_name
-        self._lake = gym_lake(desc=desc, map_name=name if desc is None else None, is_slippery=slippery)
+        key = (tuple(desc) if desc is not None else name, slippery)
+        if self._lake is None or self._lake_key != key:  # a fixed map keeps its gymnasium env between episodes
+            if self._lake is not None:
+                self._lake.close()
+            self._lake = gym_lake(desc=desc, map_name=name if desc is None else None, is_slippery=slippery)
+            self._lake_key = key
         self._state, _ = self._lake.reset(seed=int(self.np_random.integers(0, _SEED_LIMIT)))
         self._desc = ["".join(ch.decode() for ch in row) for row in self._lake.desc]
         self._plan_values()
@@ -199,7 +208,15 @@ class FrozenLakeEnv(CommandEnv):
 
     # ----------------------------------------------------------------- planning
     def _plan_values(self) -> None:
-        """Finite-horizon value iteration: ``V[t, s]`` = max probability of reaching G from s within t moves."""
+        """Finite-horizon value iteration: ``V[t, s]`` = max probability of reaching G from s within t moves.
+
+        Plans are cached per (map, slippery, horizon): a fixed map is planned once per process.
+        """
+        key = ("".join(self._desc), len(self._desc[0]), self._lake_key[1], self.max_turns)
+        cached = _PLAN_CACHE.get(key)
+        if cached is not None:
+            self._values, self._policy = cached
+            return
         n_s, n_a = self._lake.observation_space.n, self._lake.action_space.n
         trans = np.zeros((n_s, n_a, n_s))
         goal = np.zeros((n_s, n_a, n_s))
@@ -231,6 +248,9 @@ class FrozenLakeEnv(CommandEnv):
             if ch in "GH":
                 values[:, s] = 1.0 if ch == "G" else 0.0
         self._values, self._policy = values, policy
+        if len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
+            _PLAN_CACHE.pop(next(iter(_PLAN_CACHE)))
+        _PLAN_CACHE[key] = (values, policy)
 
     def optimal_success_prob(self) -> float:
         """Probability that an optimal policy reaches the goal from the current state in the turns left."""
