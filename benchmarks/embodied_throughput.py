@@ -1,0 +1,317 @@
+"""Embodied env throughput: steps/s per ``arl/embodied.*`` id with its expert, beside a reference in the same run.
+
+Usage:
+    python benchmarks/embodied_throughput.py [--steps 20000] [--repeats 3] [--only household sokoban ...]
+
+Each measurement function below returns table rows; ``MEASUREMENTS`` lists them (add a function there to measure a
+new id). Every env is made with ``gym.make`` (Gymnasium's wrappers count, as in a user's loop) and driven by its
+expert (``env.unwrapped.expert_action()``, whose planning time counts); resets are inside the timed loop. Each row
+is the best of ``--repeats`` runs, with the env and its reference measured alternately so machine load hits both.
+
+References:
+    * household, sokoban: a trivial Discrete env whose step does nothing (:class:`arl_envs.bench.TrivialEnv`,
+      through ``gym.make``): the floor of Gymnasium's own per-step cost.
+    * frozenlake: gymnasium's own ``FrozenLake-v1`` (``gym.make``, same map, not slippery) replaying the expert's
+      moves: the library step our text layer wraps.
+    * babyai: minigrid's own ``BabyAI-<level>-v0`` on the same seeds, replaying the BabyAI bot's actions (steps
+      only) and with the bot planning every step (see :func:`measure_babyai`).
+    * scienceworld: ScienceWorld's own ``ScienceWorldEnv.step`` on the same commands (see
+      :func:`measure_scienceworld`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from typing import Any, Callable
+
+import gymnasium as gym
+
+import arl_envs  # noqa: F401  (registers the ids)
+from arl_envs.bench import TrivialEnv
+
+Row = dict[str, Any]
+
+
+def time_loop(env: gym.Env, act: Callable[[], Any], steps: int, seed: int = 0) -> float:
+    """Seconds per step of ``steps`` steps of ``env`` (resetting at episode ends; resets are timed)."""
+    env.reset(seed=seed)
+    start = time.perf_counter()
+    for _ in range(steps):
+        *_, terminated, truncated, _ = env.step(act())
+        if terminated or truncated:
+            env.reset()
+    return (time.perf_counter() - start) / steps
+
+
+def _trivial() -> gym.Env:
+    if "arl_envs_trivial-v0" not in gym.registry:
+        gym.register("arl_envs_trivial-v0", entry_point=TrivialEnv)
+    return gym.make("arl_envs_trivial-v0")
+
+
+def _expert_vs(env_id: str, kwargs: dict[str, Any], ref: gym.Env, ref_act: Callable[[], Any], ref_name: str,
+               steps: int, repeats: int) -> Row:
+    env = gym.make(env_id, **kwargs)
+    raw = env.unwrapped
+    best, best_ref = float("inf"), float("inf")
+    episodes = 0
+    for _ in range(repeats):
+        best = min(best, time_loop(env, raw.expert_action, steps))
+        best_ref = min(best_ref, time_loop(ref, ref_act, steps))
+    # the expert must actually be solving: success rate over a few episodes in the same config
+    from arl_envs.agents import ExpertAgent, run_episode
+
+    wins = 0
+    for seed in range(20):
+        wins += run_episode(env, ExpertAgent(env), seed=seed).success
+        episodes += 1
+    env.close()
+    return {
+        "env_id": env_id, "config": ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "defaults",
+        "steps_per_s": 1 / best, "us_per_step": best * 1e6, "reference": ref_name, "ref_steps_per_s": 1 / best_ref,
+        "ratio": best / best_ref, "expert_success": wins / episodes,
+    }
+
+
+def measure_household(steps: int, repeats: int) -> list[Row]:
+    """Household at difficulty 1, 3 (default) and 5 vs the trivial env (target: >= 10,000 steps/s)."""
+    ref = _trivial()
+    return [_expert_vs("arl/embodied.household-v0", {"difficulty": d}, ref, lambda: 0, "trivial env", steps, repeats)
+            for d in (1, 3, 5)]
+
+
+def measure_sokoban(steps: int, repeats: int) -> list[Row]:
+    """Sokoban at the default 6x6 / 1 box and at 8x8 / 2 boxes vs the trivial env (solver time included)."""
+    ref = _trivial()
+    return [_expert_vs("arl/embodied.sokoban-v0", kw, ref, lambda: 0, "trivial env", max(steps // 4, 1000), repeats)
+            for kw in ({}, {"size": 8, "num_boxes": 2})]
+
+
+def measure_frozenlake(steps: int, repeats: int) -> list[Row]:
+    """FrozenLake (gymnasium's 4x4 and 8x8 maps, not slippery) vs gymnasium's FrozenLake-v1 on the same map."""
+    from arl_envs.envs.embodied.frozenlake import GYM_ACTIONS
+
+    rows = []
+    for name in ("4x4", "8x8"):
+        probe = gym.make("arl/embodied.frozenlake-v0", map_name=name)
+        probe.reset(seed=0)
+        moves: list[int] = []
+        while True:  # the expert's route, replayed on gymnasium's env
+            cmd = probe.unwrapped.expert_action()
+            moves.append(GYM_ACTIONS[cmd])
+            *_, term, trunc, _ = probe.step(cmd)
+            if term or trunc:
+                break
+        probe.close()
+        ref = gym.make("FrozenLake-v1", map_name=name, is_slippery=False)
+        cursor = [0]
+
+        def replay() -> int:
+            a = moves[cursor[0] % len(moves)]
+            cursor[0] += 1
+            return a
+
+        rows.append(_expert_vs("arl/embodied.frozenlake-v0", {"map_name": name}, ref, replay,
+                               "gymnasium FrozenLake-v1 step", steps, repeats))
+    return rows
+
+
+def _bot_trajectories(level: str, min_steps: int) -> list[tuple[str, int, list[int]]]:
+    """(task_id, minigrid seed, bot actions) for seeds 0, 1, ... until ``min_steps`` actions are collected."""
+    from arl_envs.envs.embodied.babyai import COMMANDS, BabyAIEnv
+
+    env = BabyAIEnv(level=level)
+    out: list[tuple[str, int, list[int]]] = []
+    total, seed = 0, 0
+    while total < min_steps:
+        _, info = env.reset(seed=seed)
+        actions: list[int] = []
+        while True:
+            idx = env.expert_action_index()
+            *_, term, trunc, info = env.step(COMMANDS[idx])
+            actions.append(idx)
+            if term or trunc:
+                break
+        assert info["success"], f"the BabyAI bot failed on {level} seed {seed}"
+        out.append((info["task_id"], int(info["task_id"].rsplit(":", 1)[1]), actions))
+        total += len(actions)
+        seed += 1
+    env.close()
+    return out
+
+
+def measure_babyai(steps: int, repeats: int) -> list[Row]:
+    """BabyAI text env vs minigrid's own ``BabyAI-<level>-v0`` (targets: >= 1,000 steps/s, within 2x of minigrid).
+
+    Rows per level (GoToLocal, BossLevel): (1) the text env replaying the BabyAI bot's actions as text commands vs
+    minigrid's env (``gym.make(...).unwrapped``, what the text env wraps) stepped with the same actions on the same
+    seeds: steps only, the resets (the same minigrid level generation in both) are left out of both timings;
+    (2) the text env with the bot planning every step (``expert_action``, resets included) vs minigrid's env with
+    ``BabyAIBot.replan()`` every step on the same seeds.
+    """
+    from minigrid.utils.baby_ai_bot import BabyAIBot
+
+    from arl_envs.envs.embodied.babyai import COMMANDS
+
+    rows: list[Row] = []
+    for level in ("GoToLocal", "BossLevel"):
+        trajectories = _bot_trajectories(level, min(steps, 5_000))
+        n = sum(len(a) for *_, a in trajectories)
+        env = gym.make("arl/embodied.babyai-v0", level=level)
+        world = gym.make(f"BabyAI-{level}-v0").unwrapped
+        texts = [[COMMANDS[a] for a in actions] for *_, actions in trajectories]
+
+        def ours_replay() -> float:
+            spent = 0.0
+            for (task_id, _, _), commands in zip(trajectories, texts):
+                env.reset(options={"task_id": task_id})
+                t0 = time.perf_counter()
+                for c in commands:
+                    env.step(c)
+                spent += time.perf_counter() - t0
+            return spent / n
+
+        def own_replay() -> float:
+            spent = 0.0
+            for _, mg_seed, actions in trajectories:
+                world.reset(seed=mg_seed)
+                t0 = time.perf_counter()
+                for a in actions:
+                    world.step(a)
+                spent += time.perf_counter() - t0
+            return spent / n
+
+        def ours_bot() -> float:
+            t0 = time.perf_counter()
+            for task_id, _, actions in trajectories:
+                env.reset(options={"task_id": task_id})
+                for _ in actions:
+                    env.step(env.unwrapped.expert_action())
+            return (time.perf_counter() - t0) / n
+
+        def own_bot() -> float:
+            t0 = time.perf_counter()
+            for _, mg_seed, actions in trajectories:
+                world.reset(seed=mg_seed)
+                bot = BabyAIBot(world)
+                for _ in actions:
+                    world.step(bot.replan())
+            return (time.perf_counter() - t0) / n
+
+        for config, ours, own, ref_name in (
+            (f"level={level}, bot's actions replayed ({n} steps, resets excluded)", ours_replay, own_replay,
+             "minigrid step, same actions"),
+            (f"level={level}, bot plans every step ({n} steps, resets included)", ours_bot, own_bot,
+             "minigrid step + BabyAIBot.replan"),
+        ):
+            best, best_ref = float("inf"), float("inf")
+            for _ in range(repeats):
+                best = min(best, ours())
+                best_ref = min(best_ref, own())
+            rows.append({
+                "env_id": "arl/embodied.babyai-v0", "config": config, "steps_per_s": 1 / best,
+                "us_per_step": best * 1e6, "reference": ref_name, "ref_steps_per_s": 1 / best_ref,
+                "ratio": best / best_ref, "expert_success": 1.0,  # every trajectory above is a bot success
+            })
+        env.close()
+    return rows
+
+
+def measure_scienceworld(steps: int, repeats: int) -> list[Row]:
+    """ScienceWorld text env (gold path, default task) vs ScienceWorld's own ``ScienceWorldEnv.step``.
+
+    The same commands on the same variations (find-non-living-thing, train variations of seeds 0-9); steps only:
+    the loads (the same simulator call in both) are left out of both timings. ScienceWorld's ``step`` also fetches
+    the look/inventory/task texts and every valid action-object combination on each step, which the text env only
+    does on request (``valid_actions=True``); a third row measures the text env with that option.
+    """
+    from scienceworld import ScienceWorldEnv as NativeEnv
+
+    from arl_envs.envs.embodied.scienceworld import DEFAULT_TASK
+
+    episodes = 10
+    runs: list[tuple[int, list[str]]] = []
+    wins = 0
+    rows: list[Row] = []
+    native = NativeEnv("", envStepLimit=10**9)
+
+    def own() -> float:
+        spent, n = 0.0, 0
+        for variation, commands in runs:
+            native.load(DEFAULT_TASK, variation, "", generateGoldPath=False)
+            native.reset()
+            t0 = time.perf_counter()
+            for c in commands:
+                native.step(c)
+            spent += time.perf_counter() - t0
+            n += len(commands)
+        return spent / n
+
+    for valid in (False, True):
+        env = gym.make("arl/embodied.scienceworld-v0", valid_actions=valid)
+        if not runs:
+            for seed in range(episodes):
+                env.reset(seed=seed)
+                commands: list[str] = []
+                while True:
+                    commands.append(env.unwrapped.expert_action())
+                    *_, term, trunc, info = env.step(commands[-1])
+                    if term or trunc:
+                        break
+                wins += bool(info["success"])
+                runs.append((env.unwrapped.variation, commands))
+
+        def ours() -> float:
+            spent, n = 0.0, 0
+            for variation, commands in runs:
+                env.reset(options={"task_id": f"{DEFAULT_TASK}:{variation}"})
+                t0 = time.perf_counter()
+                for c in commands:
+                    env.step(c)
+                spent += time.perf_counter() - t0
+                n += len(commands)
+            return spent / n
+
+        best, best_ref = float("inf"), float("inf")
+        for _ in range(max(1, min(repeats, 2))):
+            best = min(best, ours())
+            best_ref = min(best_ref, own())
+        rows.append({
+            "env_id": "arl/embodied.scienceworld-v0",
+            "config": f"task={DEFAULT_TASK}, gold path, valid_actions={valid} ({sum(len(c) for _, c in runs)} steps)",
+            "steps_per_s": 1 / best, "us_per_step": best * 1e6, "reference": "ScienceWorldEnv.step, same commands",
+            "ref_steps_per_s": 1 / best_ref, "ratio": best / best_ref, "expert_success": wins / episodes,
+        })
+        env.close()
+    native.close()
+    return rows
+
+
+#: The measurement functions, in table order: ``fn(steps, repeats) -> rows``. Add one per new id.
+MEASUREMENTS: list[Callable[[int, int], list[Row]]] = [
+    measure_household, measure_sokoban, measure_frozenlake, measure_babyai, measure_scienceworld,
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=20_000, help="timed steps per env per repeat")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats (the best is reported)")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="names of measurement functions without 'measure_' (default: all)")
+    args = parser.parse_args()
+    chosen = [fn for fn in MEASUREMENTS if args.only is None or fn.__name__.removeprefix("measure_") in args.only]
+    print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
+    print("| env id | config | steps/s | µs/step | reference | reference steps/s | time ratio | expert success |")
+    print("|---|---|---:|---:|---|---:|---:|---:|")
+    for fn in chosen:
+        for r in fn(args.steps, args.repeats):
+            print(f"| {r['env_id']} | {r['config']} | {r['steps_per_s']:.0f} | {r['us_per_step']:.1f} | "
+                  f"{r['reference']} | {r['ref_steps_per_s']:.0f} | {r['ratio']:.1f}x | {r['expert_success']:.0%} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
