@@ -13,10 +13,10 @@ from abc import abstractmethod
 from typing import Any, ClassVar
 
 from arl_envs.core.actions import ParseError
-from arl_envs.core.env import AgentEnv, Transition
+from arl_envs.core.env import MAX_ACTION_CHARS, AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
-from arl_envs.envs.embodied.parsing import ACT_TOOL, format_act, normalise_command, parse_native
+from arl_envs.envs.embodied.parsing import ACT_TOOL, format_act, normalise_command, parse_command, parse_native
 
 
 class CommandEnv(AgentEnv):
@@ -93,8 +93,14 @@ class CommandEnv(AgentEnv):
         return format_act(str(arguments.get("command", "")))
 
     def _parse(self, action: str) -> list[ToolCall]:
-        calls = super()._parse(action)
-        command = normalise_command(str(calls[0].arguments.get("command", "")))
+        if self.action_format == "native":
+            # the base class's path, minus re-validating a str we built ourselves through pydantic
+            if len(action) > MAX_ACTION_CHARS:
+                raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
+            command = parse_command(action)
+        else:
+            calls = super()._parse(action)
+            command = normalise_command(str(calls[0].arguments.get("command", "")))
         canonical, parsed = self._interpret(command)
         self._pending = parsed
         return [ToolCall("act", {"command": canonical})]
