@@ -178,6 +178,8 @@ class FrozenLakeEnv(CommandEnv):
         cell = self._cell(self._state)
         if slipped:
             head = f"You try to move {parsed} but slip and slide {actual}."
+        elif actual is None and self._lake_key[1]:
+            head = f"You try to move {parsed} but end up where you were: the edge of the lake stopped you."
         elif actual is None:
             head = f"You cannot move {parsed}: that is the edge of the lake. You stay where you are."
         else:
