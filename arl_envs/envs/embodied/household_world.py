@@ -226,7 +226,8 @@ class World:
     """
 
     def __init__(self, rooms: list[str], receptacles: dict[str, Receptacle], things: dict[str, Thing],
-                 task: Task, start_room: str) -> None:
+                 task: Task, start_room: str, room_recs: dict[str, list[str]] | None = None,
+                 by_kind: dict[str, list[str]] | None = None) -> None:
         self.rooms = rooms
         self.receptacles = receptacles
         self.things = things
@@ -234,12 +235,14 @@ class World:
         self.room = start_room
         self.at: str | None = None  # receptacle name, or None: the middle of self.room
         self.holding: str | None = None
-        self.room_recs: dict[str, list[str]] = {r: [] for r in rooms}
-        self.by_kind: dict[str, list[str]] = {}
-        for rec in receptacles.values():
-            self.room_recs[rec.room].append(rec.name)
-            self.by_kind.setdefault(rec.kind, []).append(rec.name)
-        self.rec_index = {n: i for i, n in enumerate(receptacles)}
+        if room_recs is None or by_kind is None:
+            room_recs, by_kind = {r: [] for r in rooms}, {}
+            for rec in receptacles.values():
+                room_recs[rec.room].append(rec.name)
+                by_kind.setdefault(rec.kind, []).append(rec.name)
+        self.room_recs = room_recs
+        self.by_kind = by_kind
+        self._rec_index: dict[str, int] | None = None
         self.visited_rooms: set[str] = set()
         self.seen: set[str] = set()  # receptacles and things the agent has observed
         self.credit: dict[str, set[str]] = {"found": set(), "picked": set(), "transformed": set(), "placed": set(),
@@ -537,7 +540,9 @@ class World:
     # --------------------------------------------------------------------------------------------- planner
     def _order(self, rec_names: list[str]) -> list[str]:
         """Receptacles sorted: current room first, then seen ones, then by name order in the house."""
-        index = self.rec_index
+        if self._rec_index is None:
+            self._rec_index = {n: i for i, n in enumerate(self.receptacles)}
+        index = self._rec_index
         return sorted(rec_names, key=lambda n: (self.receptacles[n].room != self.room, n not in self.seen, index[n]))
 
     def _toward(self, rec_name: str) -> str | None:
@@ -658,6 +663,12 @@ def _pick(rng: random.Random, seq: Any) -> Any:
     return seq[int(rng.random() * len(seq))]
 
 
+#: Per (room kind, difficulty): (receptacle kind, min count, number of possible counts, openable); the count is
+#: drawn uniformly from ``min .. min + ceil((max - min) * difficulty / 5)``.
+_LAYOUT_SPREAD = {
+    (room, d): tuple((kind, lo, math.ceil((hi - lo) * d / 5) + 1, kind in OPENABLE) for kind, lo, hi in layout)
+    for room, layout in ROOM_LAYOUTS.items() for d in range(1, 6)
+}
 #: Object kinds that accept each family (a transformation family needs the property).
 _FAMILY_KINDS = {f: tuple(k for k in OBJECT_KINDS.values() if f not in APPLIANCE or f in k.props) for f in FAMILIES}
 _ALL_KINDS = tuple(OBJECT_KINDS.values())
@@ -674,13 +685,20 @@ def _try_generate(rng: random.Random, cfg: Difficulty, difficulty: int, look_see
     # receptacles, numbered per kind across the house
     counters: dict[str, int] = {}
     recs: dict[str, Receptacle] = {}
+    room_recs: dict[str, list[str]] = {}
+    by_kind: dict[str, list[str]] = {}
     for room in rooms:
-        for kind, lo, hi in ROOM_LAYOUTS[room]:
-            top = lo + math.ceil((hi - lo) * difficulty / 5)
-            for _ in range(lo + int(rng.random() * (top - lo + 1))):
-                counters[kind] = counters.get(kind, 0) + 1
-                name = f"{kind} {counters[kind]}"
-                recs[name] = Receptacle(name, kind, room, kind in OPENABLE, False)
+        here = room_recs[room] = []
+        for kind, lo, spread, openable in _LAYOUT_SPREAD[(room, difficulty)]:
+            for _ in range(lo + int(rng.random() * spread)):
+                n = counters[kind] = counters.get(kind, 0) + 1
+                name = f"{kind} {n}"
+                recs[name] = Receptacle(name, kind, room, openable, False)
+                here.append(name)
+                if n == 1:
+                    by_kind[kind] = [name]
+                else:
+                    by_kind[kind].append(name)
     things: dict[str, Thing] = {}
     obj_counters: dict[str, int] = {}
 
@@ -698,9 +716,6 @@ def _try_generate(rng: random.Random, cfg: Difficulty, difficulty: int, look_see
         if not holders:
             return None
         add_thing(LAMP_KIND, _pick(rng, holders), portable=False)
-    by_kind: dict[str, list[str]] = {}
-    for n, r in recs.items():
-        by_kind.setdefault(r.kind, []).append(n)
     present = set(by_kind)
     kinds = [k for k in _FAMILY_KINDS[family] if not present.isdisjoint(k.places)]
     if not kinds:
@@ -721,16 +736,19 @@ def _try_generate(rng: random.Random, cfg: Difficulty, difficulty: int, look_see
     for _ in range(n_obj):
         add_thing(obj.name, _pick(rng, sources))
     lo, hi = cfg.distractors
+    places_of: dict[str, list[str]] = {}
     for _ in range(lo + int(rng.random() * (hi - lo + 1))):
         kind = _pick(rng, _ALL_KINDS)
         if kind.name == obj.name:
             continue
-        places = [n for k in kind.places for n in by_kind.get(k, ())]
+        places = places_of.get(kind.name)
+        if places is None:
+            places = places_of[kind.name] = [n for k in kind.places for n in by_kind.get(k, ())]
         if places:
             add_thing(kind.name, _pick(rng, places))
     task = Task(family, obj.name, target, need, _family_text(family, obj, target))
     start = _pick(rng, rooms)
-    return World(rooms, recs, things, task, start)
+    return World(rooms, recs, things, task, start, room_recs, by_kind)
 
 
 # ----------------------------------------------------------------------------------------------- grammar
