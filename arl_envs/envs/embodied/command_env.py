@@ -32,6 +32,8 @@ class CommandEnv(AgentEnv):
     """
 
     default_max_invalid_actions: ClassVar[int] = 10
+    #: A valid command shown in the format instructions and hints.
+    example_command: ClassVar[str] = "look"
 
     def __init__(self, *, show_admissible: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -80,7 +82,8 @@ class CommandEnv(AgentEnv):
             fmt = "Each turn, call the act tool with exactly one command.\n" + self.json_format_instructions()
         else:
             fmt = (
-                "Each turn, reply with exactly one command: either the bare command (e.g. `look`) or the command "
+                f"Each turn, reply with exactly one command: either the bare command (e.g. `{self.example_command}`) "
+                "or the command "
                 "inside <action>...</action>; you may reason first inside <think>...</think>, which is never "
                 "executed. When a reply holds several <action> blocks, only the last one counts."
             )
@@ -122,8 +125,9 @@ class CommandEnv(AgentEnv):
         return tr
 
     def _format_hint(self) -> str:
-        hint = "Write one command, e.g. " + ("`look`" if self.action_format == "native" else
-                                             '<tool_call>{"name": "act", "arguments": {"command": "look"}}</tool_call>')
+        example = self.example_command
+        hint = "Write one command, e.g. " + (f"`{example}`" if self.action_format == "native" else
+                                             f'<tool_call>{{"name": "act", "arguments": {{"command": "{example}"}}}}</tool_call>')
         if self.show_admissible:
             hint = f"{hint}\n{self._admissible_line()}"
         return hint

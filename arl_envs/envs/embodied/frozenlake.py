@@ -101,6 +101,7 @@ class FrozenLakeEnv(CommandEnv):
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
     default_max_turns: ClassVar[int] = DEFAULT_MAX_TURNS
+    example_command: ClassVar[str] = "up"
 
     def __init__(self, *, size: int = DEFAULT_SIZE, p_frozen: float = DEFAULT_P_FROZEN, map_name: str | None = None,
                  slippery: bool = False, **kwargs: Any) -> None:

@@ -366,6 +366,7 @@ class SokobanEnv(CommandEnv):
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = DEFAULT_MAX_TURNS
+    example_command: ClassVar[str] = "up"
 
     def __init__(self, *, size: int | list[int] | tuple[int, int] = DEFAULT_SIZE, num_boxes: int = DEFAULT_BOXES,
                  **kwargs: Any) -> None:
