@@ -286,7 +286,9 @@ class World:
         text = (f"You are in the middle of the {self.room}. Looking quickly around you, you see "
                 f"{join_names(self.room_recs[self.room])}.")
         if others:
-            text += " From here you can also go to the " + ", the ".join(others) + "."
+            names = [f"the {r}" for r in others]
+            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            text += f" From here you can also go to {listed}."
         return text
 
     def look(self) -> str:
