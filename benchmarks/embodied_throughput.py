@@ -150,14 +150,24 @@ def _bot_trajectories(level: str, min_steps: int) -> list[tuple[str, int, list[i
     return out
 
 
+def _row(env_id: str, config: str, ours: tuple[float, float], ref: tuple[float, float], ref_name: str,
+         success: float) -> Row:
+    """A table row from ``(wall s, CPU s)`` per step of ours and of the reference (the ratio is on CPU time)."""
+    return {
+        "env_id": env_id, "config": config, "steps_per_s": 1 / ours[0], "cpu_steps_per_s": 1 / ours[1],
+        "us_per_step": ours[1] * 1e6, "reference": ref_name, "ref_steps_per_s": 1 / ref[0],
+        "ref_cpu_steps_per_s": 1 / ref[1], "ratio": ours[1] / ref[1], "expert_success": success,
+    }
+
+
 def measure_babyai(steps: int, repeats: int) -> list[Row]:
     """BabyAI text env vs minigrid's own ``BabyAI-<level>-v0`` (targets: >= 1,000 steps/s, within 2x of minigrid).
 
-    Rows per level (GoToLocal, BossLevel): (1) the text env replaying the BabyAI bot's actions as text commands vs
-    minigrid's env (``gym.make(...).unwrapped``, what the text env wraps) stepped with the same actions on the same
-    seeds: steps only, the resets (the same minigrid level generation in both) are left out of both timings;
-    (2) the text env with the bot planning every step (``expert_action``, resets included) vs minigrid's env with
-    ``BabyAIBot.replan()`` every step on the same seeds.
+    Rows per level (GoToLocal, BossLevel): (1) the text env (``gym.make``) replaying the BabyAI bot's actions as
+    text commands vs minigrid's env (``gym.make(...).unwrapped``, what the text env wraps) stepped with the same
+    actions on the same seeds: steps only (the resets, the same minigrid level generation in both, are left out of
+    both), alternated per episode, each episode's best of ``repeats``; (2) the text env with the bot planning every
+    step (``expert_action``, resets included) vs minigrid's env with ``BabyAIBot.replan()`` every step, same seeds.
     """
     from minigrid.utils.baby_ai_bot import BabyAIBot
 
@@ -171,69 +181,73 @@ def measure_babyai(steps: int, repeats: int) -> list[Row]:
         world = gym.make(f"BabyAI-{level}-v0").unwrapped
         texts = [[COMMANDS[a] for a in actions] for *_, actions in trajectories]
 
-        def ours_replay() -> float:
-            spent = 0.0
-            for (task_id, _, _), commands in zip(trajectories, texts):
-                env.reset(options={"task_id": task_id})
-                t0 = time.perf_counter()
-                for c in commands:
-                    env.step(c)
-                spent += time.perf_counter() - t0
-            return spent / n
+        def timed(fn: Callable[[], None]) -> tuple[float, float]:
+            w0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            return time.perf_counter() - w0, time.process_time() - c0
 
-        def own_replay() -> float:
-            spent = 0.0
-            for _, mg_seed, actions in trajectories:
+        ours_t, own_t = [0.0, 0.0], [0.0, 0.0]
+        for (task_id, mg_seed, actions), commands in zip(trajectories, texts):
+            best_ours, best_own = (float("inf"),) * 2, (float("inf"),) * 2
+            for _ in range(repeats):
                 world.reset(seed=mg_seed)
-                t0 = time.perf_counter()
-                for a in actions:
-                    world.step(a)
-                spent += time.perf_counter() - t0
-            return spent / n
+                t = timed(lambda: [world.step(a) for a in actions])
+                best_own = (min(best_own[0], t[0]), min(best_own[1], t[1]))
+                env.reset(options={"task_id": task_id})
+                t = timed(lambda: [env.step(c) for c in commands])
+                best_ours = (min(best_ours[0], t[0]), min(best_ours[1], t[1]))
+            for k in (0, 1):
+                ours_t[k] += best_ours[k]
+                own_t[k] += best_own[k]
+        rows.append(_row("arl/embodied.babyai-v0", f"level={level}, bot's actions replayed ({n} steps, resets "
+                         "excluded)", (ours_t[0] / n, ours_t[1] / n), (own_t[0] / n, own_t[1] / n),
+                         "minigrid step, same actions", 1.0))
 
-        def ours_bot() -> float:
-            t0 = time.perf_counter()
+        def ours_bot() -> None:
             for task_id, _, actions in trajectories:
                 env.reset(options={"task_id": task_id})
                 for _ in actions:
                     env.step(env.unwrapped.expert_action())
-            return (time.perf_counter() - t0) / n
 
-        def own_bot() -> float:
-            t0 = time.perf_counter()
+        def own_bot() -> None:
             for _, mg_seed, actions in trajectories:
                 world.reset(seed=mg_seed)
                 bot = BabyAIBot(world)
                 for _ in actions:
                     world.step(bot.replan())
-            return (time.perf_counter() - t0) / n
 
-        for config, ours, own, ref_name in (
-            (f"level={level}, bot's actions replayed ({n} steps, resets excluded)", ours_replay, own_replay,
-             "minigrid step, same actions"),
-            (f"level={level}, bot plans every step ({n} steps, resets included)", ours_bot, own_bot,
-             "minigrid step + BabyAIBot.replan"),
-        ):
-            best, best_ref = float("inf"), float("inf")
-            for _ in range(repeats):
-                best = min(best, ours())
-                best_ref = min(best_ref, own())
-            rows.append({
-                "env_id": "arl/embodied.babyai-v0", "config": config, "steps_per_s": 1 / best,
-                "us_per_step": best * 1e6, "reference": ref_name, "ref_steps_per_s": 1 / best_ref,
-                "ratio": best / best_ref, "expert_success": 1.0,  # every trajectory above is a bot success
-            })
+        best_ours, best_own = (float("inf"),) * 2, (float("inf"),) * 2
+        for _ in range(repeats):
+            t = timed(ours_bot)
+            best_ours = (min(best_ours[0], t[0] / n), min(best_ours[1], t[1] / n))
+            t = timed(own_bot)
+            best_own = (min(best_own[0], t[0] / n), min(best_own[1], t[1] / n))
+        rows.append(_row("arl/embodied.babyai-v0", f"level={level}, bot plans every step ({n} steps, resets "
+                         "included)", best_ours, best_own, "minigrid step + BabyAIBot.replan", 1.0))
         env.close()
     return rows
+
+
+def _jvm_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (Linux ``/proc``; 0 elsewhere)."""
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def measure_scienceworld(steps: int, repeats: int) -> list[Row]:
     """ScienceWorld text env (gold path, default task) vs ScienceWorld's own ``ScienceWorldEnv.step``.
 
-    The same commands on the same variations (find-non-living-thing, train variations of seeds 0-9); steps only:
-    the loads (the same simulator call in both) are left out of both timings. ScienceWorld's ``step`` also fetches
-    the look/inventory/task texts and every valid action-object combination on each step, which the text env only
-    does on request (``valid_actions=True``); a third row measures the text env with that option.
+    The same commands on the same variations (find-non-living-thing, the train variations of seeds 0-9); steps
+    only: the loads (the same simulator call in both) are left out of both. CPU time counts the Python process and
+    its JVM (read from ``/proc``). ScienceWorld's ``step`` also fetches the look/inventory/task texts and every valid
+    action-object combination on each step, which the text env only does on request (``valid_actions=True``, the
+    second row).
     """
     from scienceworld import ScienceWorldEnv as NativeEnv
 
@@ -244,18 +258,12 @@ def measure_scienceworld(steps: int, repeats: int) -> list[Row]:
     wins = 0
     rows: list[Row] = []
     native = NativeEnv("", envStepLimit=10**9)
+    native_pid = native._gateway.java_process.pid
 
-    def own() -> float:
-        spent, n = 0.0, 0
-        for variation, commands in runs:
-            native.load(DEFAULT_TASK, variation, "", generateGoldPath=False)
-            native.reset()
-            t0 = time.perf_counter()
-            for c in commands:
-                native.step(c)
-            spent += time.perf_counter() - t0
-            n += len(commands)
-        return spent / n
+    def clocked(jvm_pid: int, fn: Callable[[], None]) -> tuple[float, float]:
+        w0, c0, j0 = time.perf_counter(), time.process_time(), _jvm_cpu_s(jvm_pid)
+        fn()
+        return time.perf_counter() - w0, time.process_time() - c0 + _jvm_cpu_s(jvm_pid) - j0
 
     for valid in (False, True):
         env = gym.make("arl/embodied.scienceworld-v0", valid_actions=valid)
@@ -270,28 +278,28 @@ def measure_scienceworld(steps: int, repeats: int) -> list[Row]:
                         break
                 wins += bool(info["success"])
                 runs.append((env.unwrapped.variation, commands))
-
-        def ours() -> float:
-            spent, n = 0.0, 0
-            for variation, commands in runs:
+        else:
+            env.reset(seed=0)
+        pid = env.unwrapped._sw._gateway.java_process.pid
+        n = sum(len(c) for _, c in runs)
+        ours_t, own_t = [0.0, 0.0], [0.0, 0.0]
+        for variation, commands in runs:
+            best_ours, best_own = (float("inf"),) * 2, (float("inf"),) * 2
+            for _ in range(max(1, min(repeats, 2))):
+                native.load(DEFAULT_TASK, variation, "", generateGoldPath=False)
+                native.reset()
+                t = clocked(native_pid, lambda: [native.step(c) for c in commands])
+                best_own = (min(best_own[0], t[0]), min(best_own[1], t[1]))
                 env.reset(options={"task_id": f"{DEFAULT_TASK}:{variation}"})
-                t0 = time.perf_counter()
-                for c in commands:
-                    env.step(c)
-                spent += time.perf_counter() - t0
-                n += len(commands)
-            return spent / n
-
-        best, best_ref = float("inf"), float("inf")
-        for _ in range(max(1, min(repeats, 2))):
-            best = min(best, ours())
-            best_ref = min(best_ref, own())
-        rows.append({
-            "env_id": "arl/embodied.scienceworld-v0",
-            "config": f"task={DEFAULT_TASK}, gold path, valid_actions={valid} ({sum(len(c) for _, c in runs)} steps)",
-            "steps_per_s": 1 / best, "us_per_step": best * 1e6, "reference": "ScienceWorldEnv.step, same commands",
-            "ref_steps_per_s": 1 / best_ref, "ratio": best / best_ref, "expert_success": wins / episodes,
-        })
+                t = clocked(pid, lambda: [env.step(c) for c in commands])
+                best_ours = (min(best_ours[0], t[0]), min(best_ours[1], t[1]))
+            for k in (0, 1):
+                ours_t[k] += best_ours[k]
+                own_t[k] += best_own[k]
+        rows.append(_row("arl/embodied.scienceworld-v0",
+                         f"task={DEFAULT_TASK}, gold path, valid_actions={valid} ({n} steps, loads excluded)",
+                         (ours_t[0] / n, ours_t[1] / n), (own_t[0] / n, own_t[1] / n),
+                         "ScienceWorldEnv.step, same commands", wins / episodes))
         env.close()
     native.close()
     return rows
