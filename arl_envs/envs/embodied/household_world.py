@@ -775,6 +775,20 @@ _GRAMMAR: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("transform", re.compile(r"^(clean|wash|rinse|heat|warm|cook|cool|chill|freeze)\s+(.+?)\s+(?:with|in|using|at|on)\s+(.+)$")),
     ("examine", re.compile(r"^(?:examine|inspect|look at|check|read|x)\s+(.+)$")),
 )
+#: The grammar entries a command can match, by its first word (the same entries, in the same order, as a scan of
+#: the whole grammar would try; a first word not listed falls back to the whole grammar).
+_FIRST_WORDS = {
+    "inventory": ("inventory", "inv", "i", "check", "show"), "look": ("look", "l"), "help": ("help", "?"),
+    "go": ("go", "goto", "walk", "move", "navigate", "head", "travel", "enter"), "open": ("open",),
+    "close": ("close", "shut"), "take": ("take", "pick", "pickup", "get", "grab"),
+    "put": ("put", "place", "move", "drop", "insert", "set"), "use": ("use", "turn", "switch", "toggle"),
+    "transform": ("clean", "wash", "rinse", "heat", "warm", "cook", "cool", "chill", "freeze"),
+    "examine": ("examine", "inspect", "look", "check", "read", "x"),
+}
+_BY_FIRST_WORD: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {}
+for _verb, _pattern in _GRAMMAR:
+    for _word in _FIRST_WORDS[_verb]:
+        _BY_FIRST_WORD[_word] = _BY_FIRST_WORD.get(_word, ()) + ((_verb, _pattern),)
 _TRANSFORM_VERBS = {"clean": "clean", "wash": "clean", "rinse": "clean", "heat": "heat", "warm": "heat",
                     "cook": "heat", "cool": "cool", "chill": "cool", "freeze": "cool"}
 
@@ -818,7 +832,7 @@ def interpret(command: str) -> tuple[str, tuple[str, ...]] | None:
     parts = [p for p in _SEPARATORS.split(command) if p]
     if len(parts) > 1 and sum(p.split(" ", 1)[0] in VERB_WORDS for p in parts) >= 2:
         raise MultipleCommands(parts)
-    for verb, pattern in _GRAMMAR:
+    for verb, pattern in _BY_FIRST_WORD.get(command.split(" ", 1)[0], _GRAMMAR):
         m = pattern.match(command)
         if m is None:
             continue
