@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from arl_envs.core.env import Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv
 from arl_envs.envs.embodied.grid import MOVE_HELP, MOVES, parse_move
 
@@ -292,10 +292,6 @@ class FrozenLakeEnv(CommandEnv):
     def _close(self) -> None:
         if self._lake is not None:
             self._lake.close()
-
-    def _require(self) -> None:
-        if self._lake is None:
-            raise ResetNeeded("call reset() first")
 
 
 __all__ = ["FrozenLakeEnv", "GYM_ACTIONS"]

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from arl_envs.core.actions import ParseError
 from arl_envs.core.env import Transition
-from arl_envs.core.errors import TaskLoadError
+from arl_envs.core.errors import ResetNeeded, TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv, unknown_command
 from arl_envs.envs.embodied.household_world import (
     ALFWORLD_FAMILY_NAMES,
@@ -184,8 +184,6 @@ class HouseholdEnv(CommandEnv):
     # ----------------------------------------------------------------- helpers
     def _world(self) -> World:
         if self.world is None:
-            from arl_envs.core.errors import ResetNeeded
-
             raise ResetNeeded("call reset() first")
         return self.world
 
