@@ -49,6 +49,39 @@ def test_expert_solves_50_seeds_at_every_difficulty(difficulty: int) -> None:
         assert families == set(FAMILIES)
 
 
+def test_expert_only_uses_admissible_commands() -> None:
+    """The planner acts through the same commands an agent could pick from the admissible list."""
+    for difficulty in (2, 5):
+        env = _env(difficulty=difficulty)
+        for seed in range(30):
+            _, info = env.reset(seed=seed)
+            while True:
+                cmd = env.expert_action()
+                assert cmd in info["admissible_actions"], (difficulty, seed, cmd, info["admissible_actions"])
+                *_, term, trunc, info = env.step(cmd)
+                if term or trunc:
+                    break
+
+
+def test_arriving_reveals_only_that_receptacle() -> None:
+    env = _env(difficulty=5)
+    for seed in range(10):
+        env.reset(seed=seed)
+        w = env.world
+        assert w is not None
+        for name in list(w.room_recs[w.room]):
+            before = set(w.seen)
+            obs, *_ = env.step(f"go to {name}")
+            rec = w.receptacles[name]
+            new = {n for n in w.seen - before}
+            assert new == (set(rec.contents) if rec.accessible else set()), (seed, name)
+            others = [o for r in w.room_recs[w.room] if r != name for o in w.receptacles[r].contents
+                      if o not in before and o not in rec.contents]
+            assert not any(f"{o}," in obs or f"{o}." in obs for o in others), (seed, name, obs)
+            if env.world is None or w.solved():
+                break
+
+
 def test_random_agents_rarely_succeed() -> None:
     env = gym.make(ENV_ID, difficulty=1)
     text_agent = sum(run_episode(env, RandomAgent(env, seed=s), seed=s).success for s in range(50))
