@@ -50,7 +50,14 @@ _JAVA_HINT = (
 )
 _INSTALL_HINT = "ScienceWorld needs the scienceworld package: pip install 'arl-envs[embodied]'"
 
+#: JVM options of every simulator JVM. ScienceWorld keeps objects in hash sets keyed by identity hash codes, so
+#: the order in which a room lists its contents changed between loads of the same variation (measured: 4 different
+#: orders in 6 loads of one variation in one JVM), breaking "same seed, same episode". A constant identity hash
+#: (HotSpot's experimental ``hashCode=2``) makes those sets iterate in insertion order: the same text every load.
+JVM_OPTIONS = ("-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2")
+
 _pool_lock = threading.Lock()
+_launch_lock = threading.Lock()
 _idle: list[Any] = []
 # Per-process caches of static task facts: (task, simplification, split) -> variation indices;
 # (task, simplification) -> action templates.
@@ -88,10 +95,23 @@ def _acquire_jvm() -> Any:
             _shutdown(sw)
     if not java_available():
         raise DependencyNotInstalled(_JAVA_HINT)
-    from scienceworld import ScienceWorldEnv
+    import scienceworld.scienceworld as sw_module
 
-    # The step limit is ours (max_turns); ScienceWorld's own limit is only used by its Python step(), not called.
-    return ScienceWorldEnv("", envStepLimit=10**9)
+    launch = sw_module.launch_gateway
+
+    def launch_with_opts(*args: Any, **kwargs: Any) -> Any:
+        kwargs["javaopts"] = list(kwargs.get("javaopts") or []) + list(JVM_OPTIONS)
+        return launch(*args, **kwargs)
+
+    # ScienceWorldEnv.__init__ starts the JVM through the module's launch_gateway; add our JVM options for this
+    # one call (under the lock, so concurrent starts neither race nor see a half-swapped function).
+    with _launch_lock:
+        sw_module.launch_gateway = launch_with_opts
+        try:
+            # The step limit is ours (max_turns); ScienceWorld's own limit only applies in its Python step().
+            return sw_module.ScienceWorldEnv("", envStepLimit=10**9)
+        finally:
+            sw_module.launch_gateway = launch
 
 
 def _release_jvm(sw: Any) -> None:
