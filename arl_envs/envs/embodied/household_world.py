@@ -674,6 +674,9 @@ _LAYOUT_SPREAD = {
 #: Object kinds that accept each family (a transformation family needs the property).
 _FAMILY_KINDS = {f: tuple(k for k in OBJECT_KINDS.values() if f not in APPLIANCE or f in k.props) for f in FAMILIES}
 _ALL_KINDS = tuple(OBJECT_KINDS.values())
+_PLACE_SETS = {k.name: frozenset(k.places) for k in _ALL_KINDS}
+#: Draws of the rejection sampler that places a distractor before it falls back to listing the allowed places.
+_REJECTION_TRIES = 12
 _FAMILY_ROOMS = {"heat": ("kitchen",), "cool": ("kitchen",), "clean": ("kitchen", "bathroom"),
                  "examine": ("bedroom", "living room", "office"), "put": ROOM_KINDS, "two": ROOM_KINDS}
 
@@ -738,16 +741,22 @@ def _try_generate(rng: random.Random, cfg: Difficulty, difficulty: int, look_see
     for _ in range(n_obj):
         add_thing(obj.name, _pick(rng, sources))
     lo, hi = cfg.distractors
-    places_of: dict[str, list[str]] = {}
+    all_recs = list(recs.values())
     for _ in range(lo + int(rng.random() * (hi - lo + 1))):
         kind = _pick(rng, _ALL_KINDS)
         if kind.name == obj.name:
             continue
-        places = places_of.get(kind.name)
-        if places is None:
-            places = places_of[kind.name] = [n for k in kind.places for n in by_kind.get(k, ())]
-        if places:
-            add_thing(kind.name, _pick(rng, places))
+        # a uniformly random receptacle that can hold this kind: rejection sampling (a few draws), else the list
+        allowed = _PLACE_SETS[kind.name]
+        for _try in range(_REJECTION_TRIES):
+            rec = _pick(rng, all_recs)
+            if rec.kind in allowed:
+                add_thing(kind.name, rec.name)
+                break
+        else:
+            places = [n for k in kind.places for n in by_kind.get(k, ())]
+            if places:
+                add_thing(kind.name, _pick(rng, places))
     task = Task(family, obj.name, target, need, _family_text(family, obj, target))
     start = _pick(rng, rooms)
     return World(rooms, recs, things, task, start, room_recs, by_kind)
