@@ -380,7 +380,11 @@ class ScienceWorldEnv(CommandEnv):
         # The simulator's load directly: ScienceWorldEnv.load() re-validates the task name and simplifications
         # through several JVM round trips per call; both were validated in __init__.
         sw.server.load(self.task, self.variation, self.simplification, gold)
-        sw.server.reset()  # after load, as ScienceWorldEnv.reset() does (clears the score of a gold-path run)
+        if gold:
+            # Generating the gold path plays it in the simulator; reset as ScienceWorldEnv.reset() does. A plain
+            # load starts a fresh world already (its first step reads score 0, move 0, the same text), and the
+            # simulator's reset costs 3-10x the load, so it is skipped there.
+            sw.server.reset()
         look = str(sw.server.step("look around"))
         self.score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
         key = (self.task, self.simplification)
