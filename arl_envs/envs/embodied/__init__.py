@@ -1,0 +1,1 @@
+"""Embodied environments: partially observable text worlds (``arl/embodied.*``)."""

@@ -1,0 +1,436 @@
+"""ScienceWorld (the ``scienceworld`` package) as an arl-envs text world: ``arl/embodied.scienceworld-v0``.
+
+ScienceWorld is a text simulator of elementary-school science tasks (boiling water, growing plants, building
+circuits, ...) written in Scala; the ``scienceworld`` package bundles the simulator jar and talks to a JVM through
+py4j. Source: Wang et al., "ScienceWorld: Is your Agent Smarter than a 5th Grader?", EMNLP 2022;
+https://github.com/allenai/ScienceWorld.
+
+JVMs: a JVM takes seconds to start, so each env starts one at its first reset and keeps it across resets (each
+reset reloads the task in it). ``close()`` hands the JVM to a small per-process pool of idle JVMs
+(:data:`MAX_IDLE_JVMS`) that the next env of the process takes instead of starting its own; the pooled JVMs are
+shut down at interpreter exit (and by :func:`shutdown_idle_jvms`); ``keep_jvm_warm=False`` shuts the env's JVM
+down in ``close()`` instead. A JVM is only ever used by one env at a time. py4j starts the JVM with
+``die_on_exit``, so it also ends when the Python process does.
+
+Steps call the simulator's ``step``, ``getScore`` and ``getCompleted`` directly: ScienceWorld's Python
+``ScienceWorldEnv.step`` additionally fetches the look/inventory/task texts and the full list of valid
+action-object combinations (thousands of strings) on every step, which costs 10-100x the step itself; that list is
+available here on request (``valid_actions=True`` -> ``info["valid_actions"]``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import threading
+from typing import Any, ClassVar
+
+from arl_envs.core.actions import ParseError
+from arl_envs.core.env import Transition
+from arl_envs.core.errors import DependencyNotInstalled, TaskLoadError
+from arl_envs.envs.embodied.command_env import CommandEnv
+
+#: Default task: its gold sequences are short (5-6 commands), so expert runs and conformance stay fast.
+DEFAULT_TASK = "find-non-living-thing"
+#: Default turn budget (ScienceWorld's own default ``envStepLimit``).
+DEFAULT_MAX_TURNS = 100
+#: ScienceWorld's score of a completed task (its scores are 0-100; negative means the task was failed).
+COMPLETED_SCORE = 100
+#: Idle JVMs kept per process for the next env (each holds a few hundred MB).
+MAX_IDLE_JVMS = 2
+#: ScienceWorld's simplifications (``ScienceWorldEnv.get_possible_simplifications()`` plus ``easy`` = all).
+SIMPLIFICATIONS = ("easy", "teleportAction", "selfWateringFlowerPots", "openContainers", "openDoors",
+                   "noElectricalAction")
+SPLITS = ("train", "dev", "test", "all")
+#: Commands this env does not pass to the simulator (``reset task`` would wipe the goal progress mid-episode).
+BLOCKED_COMMANDS = ("reset task",)
+_JAVA_HINT = (
+    "ScienceWorld needs a Java runtime (8 or newer) on PATH: apt-get install default-jre-headless "
+    "(or run .ci/system-deps)"
+)
+_INSTALL_HINT = "ScienceWorld needs the scienceworld package: pip install 'arl-envs[embodied]'"
+
+#: JVM options of every simulator JVM. ScienceWorld keeps objects in hash sets keyed by identity hash codes, so
+#: the order in which a room lists its contents changed between loads of the same variation (measured: 4 different
+#: orders in 6 loads of one variation in one JVM), breaking "same seed, same episode". A constant identity hash
+#: (HotSpot's experimental ``hashCode=2``) makes those sets iterate in insertion order: the same text every load.
+JVM_OPTIONS = ("-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2")
+
+_pool_lock = threading.Lock()
+_launch_lock = threading.Lock()
+_idle: list[Any] = []
+# Per-process caches of static task facts: (task, simplification, split) -> variation indices;
+# (task, simplification) -> action templates.
+_VARIATIONS: dict[tuple[str, str, str], tuple[int, ...]] = {}
+_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def java_available() -> bool:
+    """Whether a ``java`` executable is on PATH (ScienceWorld's simulator runs in a JVM)."""
+    return shutil.which("java") is not None
+
+
+def _import_scienceworld() -> Any:
+    try:
+        import scienceworld
+    except ImportError as exc:
+        raise DependencyNotInstalled(_INSTALL_HINT) from exc
+    return scienceworld
+
+
+def task_names() -> list[str]:
+    """ScienceWorld's 30 task names (from the package's task table; no JVM needed)."""
+    from scienceworld.constants import ID2TASK
+
+    return list(ID2TASK.values())
+
+
+def _acquire_jvm() -> Any:
+    """An idle pooled ``ScienceWorldEnv`` or a freshly started one (seconds)."""
+    with _pool_lock:
+        while _idle:
+            sw = _idle.pop()
+            if _jvm_alive(sw):
+                return sw
+            _shutdown(sw)
+    if not java_available():
+        raise DependencyNotInstalled(_JAVA_HINT)
+    import scienceworld.scienceworld as sw_module
+
+    launch = sw_module.launch_gateway
+
+    def launch_with_opts(*args: Any, **kwargs: Any) -> Any:
+        kwargs["javaopts"] = list(kwargs.get("javaopts") or []) + list(JVM_OPTIONS)
+        return launch(*args, **kwargs)
+
+    # ScienceWorldEnv.__init__ starts the JVM through the module's launch_gateway; add our JVM options for this
+    # one call (under the lock, so concurrent starts neither race nor see a half-swapped function).
+    with _launch_lock:
+        sw_module.launch_gateway = launch_with_opts
+        try:
+            # The step limit is ours (max_turns); ScienceWorld's own limit only applies in its Python step().
+            return sw_module.ScienceWorldEnv("", envStepLimit=10**9)
+        finally:
+            sw_module.launch_gateway = launch
+
+
+def _release_jvm(sw: Any) -> None:
+    with _pool_lock:
+        if len(_idle) < MAX_IDLE_JVMS and _jvm_alive(sw):
+            _idle.append(sw)
+            return
+    _shutdown(sw)
+
+
+def _jvm_alive(sw: Any) -> bool:
+    proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
+    return proc is not None and proc.poll() is None
+
+
+def _shutdown(sw: Any) -> None:
+    try:
+        sw.close()
+    except Exception:  # already dead or half-closed: nothing left to release
+        pass
+    proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
+    if proc is not None and proc.poll() is None:
+        try:
+            proc.wait(timeout=5)  # close() asked it to exit
+        except Exception:
+            proc.kill()
+            proc.wait(timeout=10)
+    sw.close = lambda: None  # ScienceWorldEnv.__del__ calls close() again; the gateway is gone by then
+
+
+def shutdown_idle_jvms() -> int:
+    """Shut down every pooled idle JVM of this process; returns how many. Registered with ``atexit``."""
+    with _pool_lock:
+        jvms, _idle[:] = list(_idle), []
+    for sw in jvms:
+        _shutdown(sw)
+    return len(jvms)
+
+
+atexit.register(shutdown_idle_jvms)
+
+
+class ScienceWorldEnv(CommandEnv):
+    """ScienceWorld's science tasks in a partially observable text house.
+
+    Description:
+        One ScienceWorld task variation per episode: ``task`` picks the task (e.g. ``find-non-living-thing``,
+        ``boil``, ``power-component``), the seed picks a variation of the ``split`` (ScienceWorld's own
+        train/dev/test variation lists), ``simplification`` is ScienceWorld's simplification string. World,
+        commands, parser and scoring are ScienceWorld's.
+    Observation:
+        First: the task description and the result of ``look around``. Then ScienceWorld's reply to each command
+        (ScienceWorld describes only the agent's location and what is visible there; closed containers hide
+        their contents). ``info["score"]`` is ScienceWorld's score (0-100; negative = failed).
+    Action:
+        Native: one command, bare (``open door to kitchen``) or in ``<action>...</action>`` (the last block
+        outside ``<think>`` counts). JSON: ``act(command)``. Commands are ScienceWorld's templates
+        (``info["admissible_actions"]``: ``open OBJ``, ``go OBJ``, ``pick up OBJ``, ``move OBJ to OBJ``,
+        ``focus on OBJ``, ``look around``, ``wait1``, ...; objects are named as the observations name them); a
+        command ScienceWorld does not understand gets its own reply ("No known action matches that input.") and
+        costs a turn. ``reset task`` is refused (no state change). With ``valid_actions=True``,
+        ``info["valid_actions"]`` holds ScienceWorld's full list of valid action-object combinations for the
+        current state (thousands of strings; slow).
+    Tools:
+        ``act(command: str)``.
+    Rewards:
+        ``task`` (weight 1): 1 only when ScienceWorld reports the task completed with score 100; an episode that
+        ends any other way (turn limit with a partial score, failure) gets 0. ``progress`` (weight 0.1):
+        ScienceWorld's own score increments / 100, counted above the best score so far in the episode (losing
+        score and regaining it credits nothing new; the score at the start is the baseline). ``format``
+        (weight 0.1): raw -1 per malformed reply (empty, unclosed ``<action>``, several lines).
+    Episode end:
+        Terminated when the task is completed (score 100, ``success=True``) or failed (ScienceWorld's score
+        below 0, e.g. focusing on the wrong object), or after more than ``max_invalid_actions`` (default 10)
+        malformed replies. Truncated after ``max_turns`` (default 100) turns. A dead JVM is ``info["env_error"]``
+        (truncated; a fresh JVM at the next reset).
+    Arguments:
+        task (str, default ``"find-non-living-thing"``), simplification (str, default ``""``; comma-separated
+        names from :data:`SIMPLIFICATIONS`), split (``"train"`` | ``"dev"`` | ``"test"`` | ``"all"``, default
+        ``"train"``), valid_actions (bool, default False), keep_jvm_warm (bool, default True: close() returns the
+        JVM to the process pool), show_admissible, action_format, reward_weights, max_turns,
+        max_invalid_actions, render_mode.
+    Expert:
+        ScienceWorld's gold action sequence of the variation (``get_gold_action_sequence()``), generated on the
+        first ``expert_action()`` of an episode (the task is reloaded with its gold path and the episode's commands
+        replayed: the simulator is deterministic). It is open-loop: after the agent leaves the gold path, the
+        expert keeps proposing the next gold command.
+    Raises:
+        DependencyNotInstalled: ``scienceworld`` is not installed, or no ``java`` on PATH (at construction).
+        ValueError: Unknown task, simplification or split.
+    Version history:
+        v0: initial release.
+    """
+
+    default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
+    default_max_turns: ClassVar[int] = DEFAULT_MAX_TURNS
+    default_max_invalid_actions: ClassVar[int] = 10
+
+    def __init__(
+        self,
+        *,
+        task: str = DEFAULT_TASK,
+        simplification: str = "",
+        split: str = "train",
+        valid_actions: bool = False,
+        keep_jvm_warm: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        _import_scienceworld()
+        if not java_available():
+            raise DependencyNotInstalled(_JAVA_HINT)
+        from scienceworld.utils import infer_task
+
+        name = infer_task(str(task))
+        if name not in task_names():
+            raise ValueError(f"unknown ScienceWorld task {task!r}; known: {', '.join(task_names())}")
+        bad = [s for s in str(simplification).split(",") if s and s not in SIMPLIFICATIONS]
+        if bad:
+            raise ValueError(f"unknown simplification(s) {bad}; known: {', '.join(SIMPLIFICATIONS)}")
+        electrical = "power-component" in name or "conductivity" in name
+        if electrical and "noElectricalAction" in str(simplification):
+            raise ValueError(f"task {name!r} needs electrical actions; drop the noElectricalAction simplification")
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        super().__init__(**kwargs)
+        self.task = name
+        self.simplification = str(simplification)
+        self.split = split
+        self.valid_actions = bool(valid_actions)
+        self.keep_jvm_warm = bool(keep_jvm_warm)
+        self._sw: Any = None
+        self._templates: list[str] = []
+        self.variation = -1
+        self.score = 0
+        self._best_score = 0
+        self._commands: list[str] = []
+        self._gold: list[str] | None = None
+        self._gold_pos = 0
+        self._last_obs = ""
+
+    # ----------------------------------------------------------------- CommandEnv hooks
+    def describe_task(self) -> str:
+        return (
+            "You are an agent in ScienceWorld, a text simulation of a house with rooms (kitchen, greenhouse, "
+            "workshop, ...), doors, containers, devices, substances, plants and animals. You see only the room "
+            "you are in. Complete the science task described below."
+        )
+
+    def command_help(self) -> str:
+        return (
+            "Commands (OBJ = an object or place as the observations name it): look around, look at OBJ, look in "
+            "OBJ, open/close OBJ, go to OBJ (a room, through an open door), pick up OBJ, put down OBJ, move OBJ to "
+            "OBJ, pour OBJ in OBJ, dunk OBJ in OBJ, mix OBJ, activate/deactivate OBJ, use OBJ on OBJ, connect OBJ "
+            "to OBJ, disconnect OBJ, eat OBJ, flush OBJ, read OBJ, focus on OBJ (marks the object the task is "
+            "about: focusing on a wrong object fails some tasks), wait, wait1, inventory, task."
+        )
+
+    def _new_episode(self, task_id: str | None) -> tuple[str, str]:
+        sw = self._jvm()
+        if task_id is None:
+            variations = self._variation_list(sw)
+            variation = variations[int(self.np_random.integers(0, len(variations)))]
+        else:
+            variation = self._variation_from_id(task_id, sw)
+        self.variation = variation
+        self._commands, self._gold, self._gold_pos = [], None, 0
+        look = self._load(sw, gold=False)
+        self._best_score = self.score
+        desc = str(sw.server.freeActionTaskDesc()).strip()
+        self._last_obs = look
+        return f"{self.task}:{variation}", f"{desc}\n\n{look}"
+
+    def _interpret(self, command: str) -> tuple[str, Any]:
+        # ScienceWorld's own parser reads the command; only text py4j cannot carry is refused here (a lone
+        # surrogate cannot be encoded as UTF-8, control characters are never part of a command).
+        if any(ch < " " or "\ud800" <= ch <= "\udfff" for ch in command):
+            raise ParseError("the command holds control characters or invalid Unicode; write plain text")
+        return command, command
+
+    def _execute(self, parsed: Any) -> Transition:
+        command = str(parsed)
+        if command in BLOCKED_COMMANDS:
+            return Transition(f"The '{command}' command is disabled in this environment; nothing happened.",
+                              info={"score": self.score})
+        sw = self._sw
+        try:
+            obs = str(sw.server.step(command))
+            score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
+            completed = bool(sw.server.getCompleted())
+            valid = list(sw.get_valid_action_object_combinations()) if self.valid_actions else None
+        except Exception as exc:  # py4j: the JVM died or the connection broke
+            self._discard_jvm()
+            return Transition("The ScienceWorld simulator failed; this episode is not scored.",
+                              env_error=f"ScienceWorld JVM failure: {type(exc).__name__}: {exc}")
+        self._commands.append(command)
+        if self._gold is not None and self._gold_pos < len(self._gold) and command == self._gold[self._gold_pos]:
+            self._gold_pos += 1
+        self.score = score
+        parts: dict[str, float] = {}
+        if score > self._best_score:
+            parts["progress"] = (score - self._best_score) / COMPLETED_SCORE
+            self._best_score = score
+        info: dict[str, Any] = {"score": score, "variation": self.variation}
+        if valid is not None:
+            info["valid_actions"] = valid
+        self._last_obs = obs
+        if completed and score >= COMPLETED_SCORE:
+            parts["task"] = 1.0
+            return Transition(f"{obs}\nTask completed (score {score}).", parts, True, True, info)
+        if score < 0 or completed:
+            return Transition(f"{obs}\nTask failed (score {score}).", parts, True, False, info)
+        return Transition(obs, parts, info=info)
+
+    def admissible_actions(self) -> list[str]:
+        return list(self._templates)
+
+    def expert_command(self) -> str:
+        if self._gold is None:
+            self._generate_gold()
+        assert self._gold is not None
+        if self._gold_pos < len(self._gold):
+            return self._gold[self._gold_pos]
+        return "look around"
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """:meth:`CommandEnv.reset`, plus ``info["score"]``/``info["variation"]`` (and ``valid_actions``)."""
+        obs, info = super().reset(seed=seed, options=options)
+        info["score"], info["variation"] = self.score, self.variation
+        if self.valid_actions:
+            info["valid_actions"] = list(self._sw.get_valid_action_object_combinations())
+        return obs, info
+
+    def _close(self) -> None:
+        sw, self._sw = self._sw, None
+        if sw is None:
+            return
+        if self.keep_jvm_warm:
+            _release_jvm(sw)
+        else:
+            _shutdown(sw)
+
+    # ----------------------------------------------------------------- public helpers
+    def gold_actions(self) -> list[str]:
+        """The gold action sequence of the current variation (generated on first use in an episode)."""
+        if self._gold is None:
+            self._generate_gold()
+        return list(self._gold or [])
+
+    def variations(self) -> list[int]:
+        """The variation indices of ``split`` for ``task`` (starts the JVM if needed)."""
+        return list(self._variation_list(self._jvm()))
+
+    # ----------------------------------------------------------------- internals
+    def _jvm(self) -> Any:
+        if self._sw is None:
+            self._sw = _acquire_jvm()
+        return self._sw
+
+    def _discard_jvm(self) -> None:
+        sw, self._sw = self._sw, None
+        if sw is not None:
+            _shutdown(sw)
+
+    def _load(self, sw: Any, gold: bool) -> str:
+        """Load the task variation (optionally with its gold path), reset it; returns the first ``look around``."""
+        # The simulator's load directly: ScienceWorldEnv.load() re-validates the task name and simplifications
+        # through several JVM round trips per call; both were validated in __init__.
+        sw.server.load(self.task, self.variation, self.simplification, gold)
+        if gold:
+            # Generating the gold path plays it in the simulator; reset as ScienceWorldEnv.reset() does. A plain
+            # load starts a fresh world already (its first step reads score 0, move 0, the same text), and the
+            # simulator's reset costs 3-10x the load, so it is skipped there.
+            sw.server.reset()
+        look = str(sw.server.step("look around"))
+        self.score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
+        key = (self.task, self.simplification)
+        if key not in _TEMPLATES:
+            _TEMPLATES[key] = tuple(str(t) for t in sw.server.getPossibleActions() if t not in BLOCKED_COMMANDS)
+        self._templates = list(_TEMPLATES[key])
+        return look
+
+    def _generate_gold(self) -> None:
+        """Reload the variation with its gold path and replay this episode's commands (deterministic simulator)."""
+        sw = self._jvm()
+        commands, best = list(self._commands), self._best_score
+        self._load(sw, gold=True)
+        self._gold = [str(a) for a in sw.server.getGoldActionSequence()]
+        self._gold_pos = 0
+        for command in commands:
+            sw.server.step(command)
+            if self._gold_pos < len(self._gold) and command == self._gold[self._gold_pos]:
+                self._gold_pos += 1
+        self.score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
+        self._commands, self._best_score = commands, best
+
+    def _variation_list(self, sw: Any) -> list[int]:
+        key = (self.task, self.simplification, self.split)
+        if key not in _VARIATIONS:  # static facts of the task: asked once per process
+            sw.server.load(self.task, 0, self.simplification, False)
+            if self.split == "all":
+                found = list(range(int(sw.server.getTaskMaxVariations(self.task))))
+            else:
+                getter = {"train": sw.server.getVariationsTrain, "dev": sw.server.getVariationsDev,
+                          "test": sw.server.getVariationsTest}[self.split]
+                found = [int(v) for v in list(getter())]
+            _VARIATIONS[key] = tuple(found)
+        return list(_VARIATIONS[key])
+
+    def _variation_from_id(self, task_id: str, sw: Any) -> int:
+        name, _, var = task_id.rpartition(":")
+        if name != self.task or not var.isdigit():
+            raise TaskLoadError(f"task_id must be '{self.task}:<variation>', got {task_id!r}")
+        variation = int(var)
+        if variation >= int(sw.server.getTaskMaxVariations(self.task)):
+            raise TaskLoadError(f"variation {variation} out of range for task {self.task!r}")
+        return variation
+
+
+__all__ = [
+    "COMPLETED_SCORE", "DEFAULT_TASK", "SIMPLIFICATIONS", "ScienceWorldEnv", "java_available",
+    "shutdown_idle_jvms", "task_names",
+]
