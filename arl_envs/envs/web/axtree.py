@@ -1,0 +1,424 @@
+"""Page snapshots: the accessibility tree as text, with snapshot-scoped element ids (bids).
+
+One JavaScript call per step (:data:`SNAPSHOT_JS`, installed in every document by an init script and called
+through ``window.__arl.snapshot``) walks the DOM of the page and of its same-origin iframes and returns the tree
+text, the bids, the focused element and ``window.arlState()``: a step costs one round trip for the observation.
+
+Tree format (one line per node, two spaces of indent per level)::
+
+    RootWebArea 'Sign in', focused
+      [a3] heading 'Sign in', level=1
+      [a4] LabelText 'User name'
+      [a5] textbox 'User name', value='ada', focused
+      [a6] button 'Submit', disabled
+      [a7] generic 'You clicked Amber.'
+      StaticText 'plain text'
+
+Roles and names follow WAI-ARIA / HTML-AAM in a simplified form computed in JavaScript (explicit ``role``,
+implicit roles of HTML elements; names from ``aria-label``, ``aria-labelledby``, ``<label>``, ``alt``, ``title``,
+``value`` of input buttons, or the element's text for name-from-content roles such as buttons and links). Hidden
+elements (``display:none``, ``visibility:hidden``, ``aria-hidden="true"``) are left out and get no bid.
+
+Bids: every visible element gets a ``data-arl-bid`` attribute ``<document prefix><number>``, e.g. ``a12``. The
+prefix (``a``, ``b``, ..., ``z``, ``ba``, ...) is given to each new DOCUMENT (page load, iframe load) from a
+per-episode counter, so an element keeps its bid while its document lives and a bid from a document that is
+gone (after a navigation) is recognised as stale instead of silently naming another element. Iframes carry
+``data-arl-frame="<prefix of their document>"`` so an action can reach into them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Version of the in-page helper; bump when SNAPSHOT_JS changes.
+HELPER_VERSION = 1
+#: Longest text of one node (characters); longer text is cut with "...".
+MAX_NODE_TEXT = 300
+#: Longest accessible name (characters).
+MAX_NAME = 120
+#: Most tree lines per snapshot; the rest is replaced by a marker line.
+MAX_TREE_LINES = 4000
+#: Milliseconds a snapshot waits for a loading document to fire ``load``.
+LOAD_WAIT_MS = 2000
+
+_BID_RE = re.compile(r"^([a-z]+)(\d+)$")
+
+SNAPSHOT_JS = r"""
+(() => {
+if (window.__arl && window.__arl.v === %(version)d) return;
+const MAX_TEXT = %(max_text)d, MAX_NAME = %(max_name)d, MAX_LINES = %(max_lines)d, LOAD_WAIT_MS = %(load_wait)d;
+const SKIP_TAGS = new Set(['SCRIPT','STYLE','NOSCRIPT','TEMPLATE','HEAD','META','LINK','TITLE','BASE']);
+const SILENT = new Set(['generic','none','presentation','rowgroup']);
+const CONTENT_NAMED = new Set(['button','link','heading','option','tab','menuitem','menuitemcheckbox',
+  'menuitemradio','treeitem','cell','columnheader','rowheader','LabelText','legend','caption','tooltip',
+  'summary','listitem','paragraph','switch','checkbox','radio','gridcell']);
+const TEXT_INPUTS = new Set(['','text','email','tel','url','password','search','number','date','time',
+  'datetime-local','month','week','color','range']);
+const letters = (n) => { let s = ''; n += 1; while (n > 0) { n -= 1; s = String.fromCharCode(97 + (n %% 26)) + s; n = Math.floor(n / 26); } return s; };
+const clean = (t, max) => { t = (t || '').replace(/\s+/g, ' ').trim(); return t.length > max ? t.slice(0, max - 3) + '...' : t; };
+const q = (t) => "'" + t.replace(/\\/g, '\\\\').replace(/'/g, "\\'") + "'";
+function implicitRole(el) {
+  const tag = el.tagName;
+  switch (tag) {
+    case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : 'generic';
+    case 'BUTTON': return 'button';
+    case 'INPUT': {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (t === 'hidden') return 'none';
+      if (['button','submit','reset','image','file'].includes(t)) return 'button';
+      if (t === 'checkbox') return 'checkbox';
+      if (t === 'radio') return 'radio';
+      if (t === 'range') return 'slider';
+      if (t === 'number') return 'spinbutton';
+      if (t === 'search') return 'searchbox';
+      return 'textbox';
+    }
+    case 'SELECT': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
+    case 'OPTION': return 'option';
+    case 'OPTGROUP': return 'group';
+    case 'TEXTAREA': return 'textbox';
+    case 'IMG': return (el.getAttribute('alt') === '') ? 'presentation' : 'img';
+    case 'SVG': case 'svg': return 'img';
+    case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
+    case 'UL': case 'OL': case 'MENU': return 'list';
+    case 'LI': return 'listitem';
+    case 'TABLE': return 'table';
+    case 'THEAD': case 'TBODY': case 'TFOOT': return 'rowgroup';
+    case 'TR': return 'row';
+    case 'TD': return 'cell';
+    case 'TH': return (el.getAttribute('scope') === 'row') ? 'rowheader' : 'columnheader';
+    case 'CAPTION': return 'caption';
+    case 'NAV': return 'navigation';
+    case 'MAIN': return 'main';
+    case 'HEADER': return 'banner';
+    case 'FOOTER': return 'contentinfo';
+    case 'ASIDE': return 'complementary';
+    case 'ARTICLE': return 'article';
+    case 'SECTION': return (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) ? 'region' : 'generic';
+    case 'FORM': return 'form';
+    case 'P': return 'paragraph';
+    case 'LABEL': return 'LabelText';
+    case 'FIELDSET': return 'group';
+    case 'LEGEND': return 'legend';
+    case 'DIALOG': return 'dialog';
+    case 'DETAILS': return 'group';
+    case 'SUMMARY': return 'summary';
+    case 'HR': return 'separator';
+    case 'PROGRESS': return 'progressbar';
+    case 'METER': return 'meter';
+    case 'IFRAME': case 'FRAME': return 'iframe';
+    case 'BLOCKQUOTE': return 'blockquote';
+    case 'CODE': return 'code';
+    case 'PRE': return 'generic';
+    case 'DL': return 'list';
+    case 'DT': return 'term';
+    case 'DD': return 'definition';
+    default:
+      if (el.namespaceURI === 'http://www.w3.org/2000/svg') {
+        return ['rect','circle','ellipse','polygon','path','line','polyline','text'].includes(el.localName) ? 'graphics-symbol' : 'generic';
+      }
+      return 'generic';
+  }
+}
+function labelText(el) {
+  const doc = el.ownerDocument;
+  const lb = el.getAttribute('aria-labelledby');
+  if (lb) {
+    const t = lb.split(/\s+/).map(id => { const r = doc.getElementById(id); return r ? r.textContent : ''; }).join(' ');
+    if (clean(t, MAX_NAME)) return clean(t, MAX_NAME);
+  }
+  const al = el.getAttribute('aria-label');
+  if (al && al.trim()) return clean(al, MAX_NAME);
+  if (el.labels && el.labels.length) {
+    const t = Array.from(el.labels).map(l => l.textContent).join(' ');
+    if (clean(t, MAX_NAME)) return clean(t, MAX_NAME);
+  }
+  return '';
+}
+function nameOf(el, role) {
+  let n = labelText(el);
+  if (n) return n;
+  const tag = el.tagName;
+  if (tag === 'INPUT') {
+    const t = (el.getAttribute('type') || '').toLowerCase();
+    if (['button','submit','reset'].includes(t)) return clean(el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''), MAX_NAME);
+    if (t === 'image') return clean(el.getAttribute('alt') || 'Submit', MAX_NAME);
+  }
+  if (tag === 'IMG' || tag === 'AREA') { n = el.getAttribute('alt'); if (n) return clean(n, MAX_NAME); }
+  if (CONTENT_NAMED.has(role) && !(tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA')) {
+    n = clean(el.innerText !== undefined ? el.innerText : el.textContent, MAX_NAME);
+    if (n) return n;
+  }
+  if (el.localName === 'text' && el.namespaceURI === 'http://www.w3.org/2000/svg') return clean(el.textContent, MAX_NAME);
+  const title = el.getAttribute('title');
+  if (title) return clean(title, MAX_NAME);
+  return '';
+}
+function directText(el) {
+  for (const c of el.childNodes) if (c.nodeType === 3 && c.nodeValue.trim()) return true;
+  return false;
+}
+function hasElementChild(el) {
+  for (const c of el.children) if (!SKIP_TAGS.has(c.tagName)) return true;
+  return false;
+}
+function snapshotDoc(top, counter) {
+  const lines = [], bids = [], disabled = [], docs = {}, seen = new Set();
+  let next = counter, truncated = false;
+  const prefixOf = (doc) => {
+    if (doc.__arlPrefix === undefined) { doc.__arlPrefix = letters(next++); doc.__arlNext = 0; }
+    return doc.__arlPrefix;
+  };
+  const bidOf = (el, prefix) => {
+    let b = el.getAttribute('data-arl-bid');
+    if (!b || !b.startsWith(prefix) || !/^\d+$/.test(b.slice(prefix.length)) || seen.has(b)) {
+      b = prefix + (el.ownerDocument.__arlNext++);
+      el.setAttribute('data-arl-bid', b);
+    }
+    seen.add(b); bids.push(b);
+    return b;
+  };
+  const emit = (depth, text) => {
+    if (lines.length >= MAX_LINES) { truncated = true; return; }
+    lines.push('  '.repeat(depth) + text);
+  };
+  function walkDoc(doc, depth, path) {
+    const prefix = prefixOf(doc);
+    docs[prefix] = path;
+    const active = doc.activeElement;
+    const title = clean(doc.title, MAX_NAME);
+    const rootProps = (doc === top && (active === null || active === doc.body)) ? ', focused' : '';
+    emit(depth, 'RootWebArea ' + q(title) + rootProps);
+    if (doc.body) walkChildren(doc.body, depth + 1, prefix, path, false);
+  }
+  function walkChildren(el, depth, prefix, path, inNamed) {
+    const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+    for (const c of kids) {
+      if (truncated) return;
+      if (c.nodeType === 3) {
+        if (!inNamed) { const t = clean(c.nodeValue, MAX_TEXT); if (t) emit(depth, 'StaticText ' + q(t)); }
+      } else if (c.nodeType === 1) walkEl(c, depth, prefix, path, inNamed);
+    }
+  }
+  function walkEl(el, depth, prefix, path, inNamed) {
+    if (SKIP_TAGS.has(el.tagName)) return;
+    if (el.getAttribute('aria-hidden') === 'true') return;
+    const isOption = el.tagName === 'OPTION' || el.tagName === 'OPTGROUP';
+    if (!isOption) {
+      if (!el.checkVisibility()) return;  // display:none (or inside it): nothing below is shown
+      if (!el.checkVisibility({visibilityProperty: true})) { walkChildren(el, depth, prefix, path, inNamed); return; }
+    }
+    const role = (el.getAttribute('role') || '').trim().split(/\s+/)[0] || implicitRole(el);
+    if (role === 'none' && el.tagName === 'INPUT') return;
+    const bid = bidOf(el, prefix);
+    const tag = el.tagName;
+    const isControl = tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'BUTTON';
+    let clickable = false;
+    if (SILENT.has(role) && !isControl) {
+      clickable = el.hasAttribute('onclick') || el.hasAttribute('tabindex') || el.isContentEditable && el.getAttribute('contenteditable') !== null
+        || el.getAttribute('draggable') === 'true';
+      if (!clickable && el.ownerDocument.defaultView) {
+        const cur = el.ownerDocument.defaultView.getComputedStyle(el).cursor;
+        clickable = cur === 'pointer' && !(el.parentElement && el.ownerDocument.defaultView.getComputedStyle(el.parentElement).cursor === 'pointer');
+      }
+    }
+    const printed = !SILENT.has(role) || isControl || clickable || (!inNamed && directText(el));
+    if (!printed) {
+      if (tag === 'IFRAME' || tag === 'FRAME') return;
+      walkChildren(el, depth, prefix, path, inNamed);
+      return;
+    }
+    let name = nameOf(el, role);
+    const leafText = !hasElementChild(el) && !CONTENT_NAMED.has(role) && !isControl;
+    if (!name && leafText) name = clean(el.textContent, MAX_TEXT);
+    const props = [];
+    if (role === 'heading') { const m = /^H(\d)$/.exec(tag); props.push('level=' + (m ? m[1] : (el.getAttribute('aria-level') || '2'))); }
+    if (tag === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) props.push('checked=' + (el.checked ? 'true' : 'false'));
+    else if (el.hasAttribute('aria-checked')) props.push('checked=' + el.getAttribute('aria-checked'));
+    if ((tag === 'INPUT' && TEXT_INPUTS.has((el.getAttribute('type') || '').toLowerCase())) || tag === 'TEXTAREA') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      const v = t === 'password' ? '\u2022'.repeat(el.value.length) : el.value;
+      props.push('value=' + q(clean(v.replace(/\n/g, '\u21b5'), MAX_TEXT)));
+      if (t && !['text','password','search','number'].includes(t)) props.push('type=' + t);
+      const ph = el.getAttribute('placeholder'); if (ph) props.push('placeholder=' + q(clean(ph, MAX_NAME)));
+      if (el.readOnly) props.push('readonly');
+      if (t === 'range' || t === 'number') { if (el.min !== '') props.push('min=' + el.min); if (el.max !== '') props.push('max=' + el.max); }
+    } else if (el.isContentEditable && el.getAttribute('contenteditable') !== null) {
+      props.push('editable'); props.push('value=' + q(clean(el.innerText, MAX_TEXT)));
+    }
+    if (tag === 'SELECT') props.push('value=' + q(clean(Array.from(el.selectedOptions).map(o => o.label).join(', '), MAX_NAME)));
+    if (tag === 'OPTION' && el.selected) props.push('selected');
+    for (const a of ['expanded','pressed','selected']) { const v = el.getAttribute('aria-' + a); if (v !== null) props.push(a + '=' + v); }
+    let dis = false;
+    try { dis = el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true'; } catch (e) {}
+    if (dis) { props.push('disabled'); disabled.push(bid); }
+    if (el.required) props.push('required');
+    if (el.getAttribute('aria-invalid') === 'true') props.push('invalid');
+    if (el.getAttribute('draggable') === 'true') props.push('draggable');
+    if (clickable) props.push('clickable');
+    if (el === el.ownerDocument.activeElement && el !== el.ownerDocument.body) props.push('focused');
+    emit(depth, '[' + bid + '] ' + role + (name ? ' ' + q(name) : '') + (props.length ? ', ' + props.join(', ') : ''));
+    if (tag === 'IFRAME' || tag === 'FRAME') {
+      let cd = null;
+      try { cd = el.contentDocument; } catch (e) { cd = null; }
+      if (cd && cd.documentElement) {
+        const childPrefix = prefixOf(cd);
+        el.setAttribute('data-arl-frame', childPrefix);
+        walkDoc(cd, depth + 1, path.concat([childPrefix]));
+      } else emit(depth + 1, '(frame content not available)');
+      return;
+    }
+    if (tag === 'INPUT' || tag === 'TEXTAREA') return;
+    if (leafText && name) return;
+    walkChildren(el, depth + 1, prefix, path, inNamed || CONTENT_NAMED.has(role));
+  }
+  walkDoc(top, 0, []);
+  if (truncated) lines.push('[... tree truncated at ' + MAX_LINES + ' lines ...]');
+  return {lines, bids, disabled, docs, next};
+}
+function focusedBid(doc) {
+  let el = doc.activeElement;
+  for (let i = 0; i < 16 && el && (el.tagName === 'IFRAME' || el.tagName === 'FRAME'); i++) {
+    let cd = null; try { cd = el.contentDocument; } catch (e) {}
+    if (!cd || !cd.activeElement || cd.activeElement === cd.body) break;
+    el = cd.activeElement;
+  }
+  if (!el || el === doc.body) return null;
+  return el.getAttribute('data-arl-bid');
+}
+async function snapshot(counter) {
+  if (document.readyState !== 'complete') {
+    await new Promise(r => { window.addEventListener('load', r, {once: true}); setTimeout(r, LOAD_WAIT_MS); });
+  }
+  let state = null, stateOk = false, stateError = null;
+  try {
+    if (typeof window.arlState === 'function') {
+      state = JSON.parse(JSON.stringify(await window.arlState()) || 'null');
+      stateOk = state !== null && typeof state === 'object' && !Array.isArray(state);
+      if (!stateOk) { stateError = 'window.arlState() did not return an object'; state = null; }
+    } else stateError = 'window.arlState is not defined on this page';
+  } catch (e) { stateError = 'window.arlState() failed: ' + String(e).slice(0, 300); state = null; }
+  const s = snapshotDoc(document, counter);
+  return {text: s.lines.join('\n'), bids: s.bids, disabled: s.disabled, docs: s.docs, next: s.next,
+          focused: focusedBid(document), title: document.title, url: location.href,
+          state: state, stateOk: stateOk, stateError: stateError};
+}
+function resolve(selector) {
+  const out = [];
+  const search = (doc, depth) => {
+    let found = [];
+    try { found = doc.querySelectorAll(selector); } catch (e) { throw new Error('bad CSS selector: ' + selector); }
+    for (const el of found) { const b = el.getAttribute('data-arl-bid'); if (b) out.push(b); }
+    if (depth > 8) return;
+    for (const f of doc.querySelectorAll('iframe,frame')) {
+      let cd = null; try { cd = f.contentDocument; } catch (e) {}
+      if (cd) search(cd, depth + 1);
+    }
+  };
+  search(document, 0);
+  return out;
+}
+Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolve}, configurable: true, enumerable: false, writable: true});
+})();
+""" % {
+    "version": HELPER_VERSION,
+    "max_text": MAX_NODE_TEXT,
+    "max_name": MAX_NAME,
+    "max_lines": MAX_TREE_LINES,
+    "load_wait": LOAD_WAIT_MS,
+}
+
+#: Expression evaluated in the top frame for a snapshot (argument: the document-prefix counter).
+SNAPSHOT_CALL = f"""async (counter) => {{
+  if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
+  return await window.__arl.snapshot(counter);
+}}"""
+
+#: Expression evaluated in the top frame to find bids by CSS selector (argument: the selector).
+RESOLVE_CALL = f"""(selector) => {{
+  if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
+  return window.__arl.resolve(selector);
+}}"""
+
+
+@dataclass
+class Snapshot:
+    """One observation of the active page.
+
+    Attributes:
+        tree: The accessibility tree text (see the module docstring).
+        url: Absolute URL of the active page.
+        title: Document title.
+        focused: Bid of the focused element, or None.
+        bids: Every bid present in this snapshot.
+        disabled: Bids of disabled elements.
+        docs: Document prefix -> iframe prefix path from the top document (``[]`` for the top one).
+        state: ``window.arlState()`` (an object), or None when missing or failing.
+        state_error: Why ``state`` is None, else None.
+        next_prefix: The per-episode document counter after this snapshot.
+    """
+
+    tree: str
+    url: str
+    title: str
+    focused: str | None
+    bids: frozenset[str]
+    disabled: frozenset[str]
+    docs: dict[str, list[str]]
+    state: dict[str, Any] | None
+    state_error: str | None
+    next_prefix: int
+    issued_prefixes: int = field(default=0)
+
+    @classmethod
+    def from_js(cls, raw: dict[str, Any]) -> Snapshot:
+        return cls(
+            tree=str(raw.get("text", "")),
+            url=str(raw.get("url", "")),
+            title=str(raw.get("title", "")),
+            focused=raw.get("focused") or None,
+            bids=frozenset(raw.get("bids") or ()),
+            disabled=frozenset(raw.get("disabled") or ()),
+            docs={str(k): [str(p) for p in v] for k, v in (raw.get("docs") or {}).items()},
+            state=raw.get("state") if raw.get("stateOk") else None,
+            state_error=raw.get("stateError"),
+            next_prefix=int(raw.get("next", 0)),
+        )
+
+
+def split_bid(bid: str) -> tuple[str, int] | None:
+    """``"ab12"`` -> ``("ab", 12)``; None when ``bid`` is not of the bid form."""
+    m = _BID_RE.match(bid)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def prefix_index(prefix: str) -> int:
+    """Index of a document prefix in the issue order (``a`` = 0, ``z`` = 25, ``aa`` = 26, ...)."""
+    n = 0
+    for ch in prefix:
+        n = n * 26 + (ord(ch) - 96)
+    return n - 1
+
+
+def check_bid(bid: str, snap: Snapshot) -> str | None:
+    """Why ``bid`` cannot be acted on in ``snap`` (an error for the agent), or None if it can.
+
+    Distinguishes a STALE bid (its document is gone: the page navigated or the frame reloaded) from an unknown
+    one (never issued, or its element was removed or hidden on a live page).
+    """
+    parts = split_bid(bid)
+    if parts is None:
+        return f"invalid element id {bid!r}: element ids look like 'a12' (letters, then digits) as shown in [brackets]"
+    prefix, _ = parts
+    if bid in snap.bids:
+        return None
+    if prefix not in snap.docs and prefix_index(prefix) < snap.next_prefix:
+        return (
+            f"stale element id {bid!r}: it belongs to a page that is no longer shown (the page navigated or "
+            "reloaded). Use the ids of the current page below."
+        )
+    if prefix in snap.docs:
+        return f"unknown element id {bid!r}: no such element on the current page (removed or hidden)"
+    return f"unknown element id {bid!r}: not in the current page"
