@@ -35,6 +35,22 @@ class EnvSpecRow:
     tags: tuple[str, ...] = ()
 
 
+def _web_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/web.<name>-v0`` for every task of ``arl_envs.envs.web.tasks`` (issue 11), generated from its REGISTRY."""
+    from arl_envs.envs.web.tasks import load_all
+
+    return tuple(
+        EnvSpecRow(
+            f"arl/web.{name}-v0",
+            "arl_envs.envs.web.env:WebEnv",
+            cls.description,
+            kwargs={"task": name},
+            tags=("browser", "slow"),
+        )
+        for name, cls in sorted(load_all().items())
+    )
+
+
 ENVS: tuple[EnvSpecRow, ...] = (
     EnvSpecRow(
         "arl/math.arithmetic-v0",
@@ -79,6 +95,8 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.code.repo_env:RepoEnv",
         "Fix an injected bug in a small generated Python repo with bash/read/write/apply_patch; hidden tests on submit.",
     ),
+    # --- web (issue 11) ---
+    *_web_rows(),
 )
 
 
