@@ -32,7 +32,13 @@ FACTS = (
 )
 PAGE_TABS = ("Overview", "Specifications", "Shipping", "Warranty")
 
-_INDEX_JS = "window.arlState = () => ({page: 'catalogue'});"
+_INDEX_JS = """
+var opened = [];
+document.querySelectorAll('a[data-id]').forEach(function (a) {
+  a.addEventListener('click', function () { opened.push(a.dataset.id); });
+});
+window.arlState = () => ({page: 'catalogue', opened: opened.slice()});
+"""
 
 _PRODUCT_JS = """
 var id = new URLSearchParams(location.search).get('id');
@@ -71,7 +77,7 @@ class TabInfo(WebTask):
     Instance: ``N_PRODUCTS`` products ("Details" links open ``product.html?id=N`` with ``target=_blank``);
     each product page has page tabs (Overview, Specifications, Shipping, Warranty; only the selected panel is
     shown). One numeric fact of the target product is asked for.
-    State: catalogue ``{"page": "catalogue"}``; product page ``{"page": "product", "id": str, "tab": str}``;
+    State: catalogue ``{"page": "catalogue", "opened": [id...]}`` (Details links clicked); product page ``{"page": "product", "id": str, "tab": str}``;
     plus the env's ``url``, ``tabs``, ``active_tab``.
     Validation: ``answer`` ends the episode; success iff it equals the fact (numbers normalised, the unit may
     be written: ``"250"``, ``"250 g"``). Sub-goals: ``"product-open"`` (the target's page in any browser tab),
@@ -137,6 +143,8 @@ class TabInfo(WebTask):
             for i, t in enumerate(tabs):
                 if urls_match(t, goal["url"]) and i != st.get("active_tab"):
                     return act("tab_focus", i)
+            if st.get("page") == "catalogue" and goal["id"] in (st.get("opened") or []):
+                return act("noop", 300)  # the new tab is on its way: wait for it rather than open a second one
             return act("click", view.bid(f'a[data-id="{goal["id"]}"]'))
         if st.get("tab") != goal["tab"]:
             return act("click", view.bid(f'[role=tab][data-tab="{goal["tab"]}"]'))
