@@ -175,7 +175,12 @@ def parse_action(text: str) -> ToolCall:
     tree = _try_parse(body, "exec")
     if tree is not None:
         stmts = tree.body
-        if len(stmts) == 1 and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Call):
+        if (
+            len(stmts) == 1
+            and isinstance(stmts[0], ast.Expr)
+            and isinstance(stmts[0].value, ast.Call)
+            and isinstance(stmts[0].value.func, ast.Name)
+        ):
             return _call_from_node(stmts[0].value)
         if len(stmts) > 1 and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in stmts):
             raise ParseError(f"{len(stmts)} actions in one reply; write exactly one action per turn")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the in-page helper; bump when SNAPSHOT_JS changes.
-HELPER_VERSION = 1
+HELPER_VERSION = 2
 #: Longest text of one node (characters); longer text is cut with "...".
 MAX_NODE_TEXT = 300
 #: Longest accessible name (characters).
@@ -48,6 +48,14 @@ _BID_RE = re.compile(r"^([a-z]+)(\d+)$")
 SNAPSHOT_JS = r"""
 (() => {
 if (window.__arl && window.__arl.v === %(version)d) return;
+// count the tabs this document tries to open (window.open, links with a target): the env then waits for them
+let opened = 0;
+const _open = window.open;
+window.open = function (...args) { opened++; return _open.apply(this, args); };
+document.addEventListener('click', (e) => {
+  const a = e.target && e.target.closest ? e.target.closest('a[href][target]') : null;
+  if (a && !['', '_self', '_parent', '_top'].includes(a.target)) opened++;
+}, true);
 const MAX_TEXT = %(max_text)d, MAX_NAME = %(max_name)d, MAX_LINES = %(max_lines)d, LOAD_WAIT_MS = %(load_wait)d;
 const SKIP_TAGS = new Set(['SCRIPT','STYLE','NOSCRIPT','TEMPLATE','HEAD','META','LINK','TITLE','BASE']);
 const SILENT = new Set(['generic','none','presentation','rowgroup']);
@@ -303,8 +311,9 @@ async function snapshot(counter) {
   const s = snapshotDoc(document, counter);
   return {text: s.lines.join('\n'), bids: s.bids, disabled: s.disabled, docs: s.docs, next: s.next,
           focused: focusedBid(document), title: document.title, url: location.href,
-          state: state, stateOk: stateOk, stateError: stateError};
+          state: state, stateOk: stateOk, stateError: stateError, opened: takeOpened()};
 }
+function takeOpened() { const n = opened; opened = 0; return n; }
 function resolve(selector) {
   const out = [];
   const search = (doc, depth) => {

@@ -185,6 +185,8 @@ class BrowserHost:
         self._count_lock = threading.Lock()
         self._launch_lock: asyncio.Lock | None = None
         self._disconnected = True
+        #: Clean browser contexts left by closed envs, reused by the next ones (owned by the env module).
+        self.context_pool: list[Any] = []
 
     # ------------------------------------------------------------ sync entry points (any thread)
     def call(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
@@ -281,6 +283,7 @@ class BrowserHost:
         self._disconnected = True
 
     async def _close_browser_quietly(self) -> None:
+        self.context_pool = []
         b, self.browser = self.browser, None
         self._disconnected = True
         if b is not None:

@@ -45,8 +45,12 @@ DEFAULT_VIEWPORT = (800, 600)
 DEFAULT_FIXED_TIME = "2024-03-15T10:00:00Z"
 #: Attempts at a snapshot when a navigation destroys the page's JS context in the middle of one.
 SNAPSHOT_ATTEMPTS = 4
+#: Seconds to wait for a tab the page asked to open (window.open, a link with a target).
+POPUP_WAIT_S = 2.0
 #: Dialog messages kept for the next observation.
 MAX_DIALOGS = 5
+#: Clean browser contexts kept per process for the next env (a new context costs a new renderer process).
+MAX_POOLED_CONTEXTS = 4
 #: Instance seeds are drawn in [0, INSTANCE_SEED_RANGE).
 INSTANCE_SEED_RANGE = 2**31 - 1
 
@@ -208,7 +212,7 @@ class WebEnv(AgentEnv):
         self._ctx_generation = -1
         self._pages: list[Any] = []
         self._active = 0
-        self._cdp: Any = None
+        self._slot: _ContextSlot | None = None
         self._instance: TaskInstance | None = None
         self._instance_seed = 0
         self._files: dict[str, bytes] = {}
@@ -382,7 +386,7 @@ class WebEnv(AgentEnv):
 
     def _close(self) -> None:
         try:
-            if self._ctx is not None and self._host.loop.alive:
+            if self._slot is not None and self._host.loop.alive:
                 with contextlib.suppress(Exception):
                     self._host.call(self._close_context_async(), self.step_timeout_s)
         finally:
@@ -416,59 +420,70 @@ class WebEnv(AgentEnv):
     async def _reset_async(self) -> None:
         host = self._host
         browser = await host.browser_async()
-        if self._ctx is None or self._ctx_generation != host.generation:
-            await self._new_context_async(browser)
+        slot = self._slot
+        if slot is None or slot.generation != host.generation or slot.page is None or slot.page.is_closed():
+            await self._close_context_async(pool=False)
+            await self._acquire_slot_async(browser)
         else:
-            for p in self._pages[1:]:
-                with contextlib.suppress(Exception):
-                    await p.close()
-            self._pages = self._pages[:1]
-            page = self._pages[0] if self._pages else None
-            if page is None or page.is_closed():
-                await self._new_context_async(browser)
-            else:
-                with contextlib.suppress(Exception):  # the previous episode's storage (same origin)
-                    await page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
-                await self._ctx.clear_cookies()
+            await self._clean_slot_async(slot)
+        assert self._slot is not None
+        self._pages = [self._slot.page]
+        self._fresh_pages = set()
         self._active = 0
         self._counter = 0
         page = self._pages[0]
         await page.goto(task_url(self.task.name), wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
-        await self._cdp.send("Page.resetNavigationHistory")
+        await self._slot.cdp.send("Page.resetNavigationHistory")
         await self._snapshot_async()
 
-    async def _new_context_async(self, browser: Any) -> None:
-        await self._close_context_async()
-        ctx = await browser.new_context(
-            viewport={"width": self.viewport[0], "height": self.viewport[1]},
-            device_scale_factor=1,
-            locale="en-US",
-            timezone_id="UTC",
-            service_workers="block",
-            accept_downloads=False,
-            reduced_motion="reduce",
-        )
-        if self.fixed_time is not None:
-            await ctx.clock.set_fixed_time(self.fixed_time)
-        await ctx.add_init_script(SNAPSHOT_JS)
-        await ctx.route("**/*", self._route)
-        ctx.on("page", self._on_new_page)
-        self._ctx = ctx
-        self._ctx_generation = self._host.generation
+    async def _acquire_slot_async(self, browser: Any) -> None:
+        """Take a clean pooled context with this env's settings, or make one."""
+        key = (self.viewport, self.fixed_time)
+        pool = self._host.context_pool
+        slot = None
+        while pool:
+            cand = pool.pop()
+            if cand.key == key and cand.generation == self._host.generation and not cand.page.is_closed():
+                slot = cand
+                break
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(cand.ctx.close(), 10)
+        if slot is None:
+            ctx = await browser.new_context(
+                viewport={"width": self.viewport[0], "height": self.viewport[1]},
+                device_scale_factor=1,
+                locale="en-US",
+                timezone_id="UTC",
+                service_workers="block",
+                accept_downloads=False,
+                reduced_motion="reduce",
+            )
+            slot = _ContextSlot(ctx, key, self._host.generation)
+            slot.owner = self
+            if self.fixed_time is not None:
+                await ctx.clock.set_fixed_time(self.fixed_time)
+            await ctx.add_init_script(SNAPSHOT_JS)
+            await ctx.route("**/*", slot.route)
+            ctx.on("page", slot.on_page)
+            slot.page = await ctx.new_page()
+            slot.cdp = await ctx.new_cdp_session(slot.page)
+        slot.owner = self
+        self._slot = slot
+        self._ctx = slot.ctx
+        self._ctx_generation = slot.generation
         self._crashed = None
-        page = await ctx.new_page()
-        # the "page" event also fires for this page; make sure it is first and only once
-        self._pages = [page] + [p for p in self._pages if p is not page and not p.is_closed() and p.context == ctx]
-        self._cdp = await ctx.new_cdp_session(page)
 
-    def _attach(self, page: Any) -> None:
-        page.on("dialog", self._on_dialog)
-        page.on("crash", self._on_crash)
-        page.set_default_timeout(self.action_timeout_s * 1000)
-        page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_S * 1000)
+    async def _clean_slot_async(self, slot: _ContextSlot) -> None:
+        """Close extra tabs and clear the previous episode's storage and cookies (the main tab stays)."""
+        for p in list(slot.ctx.pages):
+            if p is not slot.page:
+                with contextlib.suppress(Exception):
+                    await p.close()
+        with contextlib.suppress(Exception):  # one origin for all tasks: clear its storage
+            await slot.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+        await slot.ctx.clear_cookies()
 
     def _on_new_page(self, page: Any) -> None:
-        self._attach(page)
         if page not in self._pages:
             self._pages.append(page)
             if len(self._pages) > 1:  # a popup / new tab becomes the active tab (as in BrowserGym)
@@ -483,9 +498,6 @@ class WebEnv(AgentEnv):
                 await dialog.accept(dialog.default_value)
             else:
                 await dialog.accept()
-
-    def _on_crash(self, *_: Any) -> None:
-        self._crashed = "the page's renderer process crashed"
 
     async def _route(self, route: Any) -> None:
         try:
@@ -514,20 +526,42 @@ class WebEnv(AgentEnv):
             with contextlib.suppress(Exception):
                 await route.abort()
 
-    async def _close_context_async(self) -> None:
-        ctx, self._ctx = self._ctx, None
+    async def _close_context_async(self, pool: bool = True) -> None:
+        """Give the context back to the host's pool (clean) or close it."""
+        slot, self._slot = self._slot, None
+        self._ctx = None
         self._pages = []
         self._fresh_pages = set()
-        self._cdp = None
-        if ctx is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(ctx.close(), 10)
+        if slot is None:
+            return
+        slot.owner = None
+        host = self._host
+        keep = (
+            pool
+            and not self._crashed
+            and host.is_alive()
+            and slot.generation == host.generation
+            and slot.page is not None
+            and not slot.page.is_closed()
+            and len(host.context_pool) < MAX_POOLED_CONTEXTS
+        )
+        if keep:
+            try:
+                await self._clean_slot_async(slot)
+                await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
+                host.context_pool.append(slot)
+                return
+            except Exception:
+                pass
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(slot.ctx.close(), 10)
 
     def _drop_context(self) -> None:
-        """Forget the context after a browser failure (the next reset builds a new one)."""
-        if self._ctx is not None and self._host.loop.alive:
+        """Close the context after a browser failure (the next reset builds a new one)."""
+        if self._slot is not None and self._host.loop.alive:
             with contextlib.suppress(Exception):
-                self._host.call(self._close_context_async(), 10)
+                self._host.call(self._close_context_async(pool=False), 10)
+        self._slot = None
         self._ctx = None
         self._pages = []
         self._ctx_generation = -1
@@ -551,7 +585,7 @@ class WebEnv(AgentEnv):
                 self._pages.append(page)
             self._active = 0
 
-    async def _snapshot_async(self) -> None:
+    async def _snapshot_async(self, _retry_popup: bool = False) -> None:
         await self._sync_tabs()
         page = self._page
         if page in self._fresh_pages:  # a new tab: wait for its first document
@@ -571,6 +605,15 @@ class WebEnv(AgentEnv):
                 # a navigation destroyed the JS context mid-snapshot: wait for the new document
                 with contextlib.suppress(Exception):
                     await page.wait_for_load_state("load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+        if raw.get("opened") and not _retry_popup:
+            # the page opened a tab: wait for it (it becomes the active tab) and observe it instead
+            n = len(self._pages)
+            deadline = asyncio.get_running_loop().time() + POPUP_WAIT_S
+            while len(self._pages) <= n and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.005)
+            if len(self._pages) > n:
+                await self._snapshot_async(_retry_popup=True)
+                return
         snap = Snapshot.from_js(raw)
         self._counter = snap.next_prefix
         self._snap = snap
@@ -691,6 +734,51 @@ class WebEnv(AgentEnv):
         if isinstance(exc, (BrowserCrashed, BrowserCallTimeout, BrowserUnavailable)):
             return True
         return (type(exc).__module__ or "").startswith("playwright")
+
+
+class _ContextSlot:
+    """A browser context with its main tab, pooled by the host and lent to one env at a time.
+
+    The context's event handlers (request routing, new tabs, dialogs, renderer crashes) are registered once and
+    forward to the current ``owner`` env; with no owner, requests are blocked and dialogs dismissed.
+    """
+
+    def __init__(self, ctx: Any, key: tuple[Any, ...], generation: int) -> None:
+        self.ctx = ctx
+        self.key = key
+        self.generation = generation
+        self.owner: WebEnv | None = None
+        self.page: Any = None
+        self.cdp: Any = None
+
+    async def route(self, route: Any) -> None:
+        owner = self.owner
+        if owner is None:
+            with contextlib.suppress(Exception):
+                await route.abort("blockedbyclient")
+            return
+        await owner._route(route)
+
+    def on_page(self, page: Any) -> None:
+        page.on("dialog", self.on_dialog)
+        page.on("crash", self.on_crash)
+        owner = self.owner
+        if owner is not None:
+            page.set_default_timeout(owner.action_timeout_s * 1000)
+            page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_S * 1000)
+            owner._on_new_page(page)
+
+    async def on_dialog(self, dialog: Any) -> None:
+        owner = self.owner
+        if owner is not None:
+            await owner._on_dialog(dialog)
+        else:
+            with contextlib.suppress(Exception):
+                await dialog.dismiss()
+
+    def on_crash(self, *_: Any) -> None:
+        if self.owner is not None:
+            self.owner._crashed = "the page's renderer process crashed"
 
 
 # ==================================================================== helpers
