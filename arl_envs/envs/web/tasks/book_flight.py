@@ -152,13 +152,14 @@ class BookFlight(WebTask):
         flights = [flights[int(j)] for j in order]
         crit = CRITERIA[int(rng.integers(len(CRITERIA)))]
         if crit == "cheapest":
-            chosen, phrase = min(flights, key=lambda f: f["price"]), "the cheapest flight"
+            ranked, phrase = sorted(flights, key=lambda f: f["price"]), "the cheapest flight"
         elif crit == "earliest":
-            chosen, phrase = min(flights, key=lambda f: f["dep"]), "the flight that departs earliest"
+            ranked, phrase = sorted(flights, key=lambda f: f["dep"]), "the flight that departs earliest"
         elif crit == "latest":
-            chosen, phrase = max(flights, key=lambda f: f["dep"]), "the flight that departs latest"
+            ranked, phrase = sorted(flights, key=lambda f: f["dep"], reverse=True), "the flight that departs latest"
         else:
-            chosen, phrase = next(f for f in flights if f["stops"] == 0), "the nonstop flight"
+            ranked, phrase = sorted(flights, key=lambda f: f["stops"]), "the nonstop flight"
+        chosen, runner_up = ranked[0], ranked[1]
         first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         email = f"{first.lower()}.{last.lower()}@travel.mail"
         data = {"flights": {f"{src}|{dst}|{date}": flights}, "n_flights": N_FLIGHTS}
@@ -198,7 +199,7 @@ class BookFlight(WebTask):
         when = dt.date.fromisoformat(date).strftime("%A %d %B %Y")
         return TaskInstance(
             goal={"from": src, "to": dst, "date": date, "flight": chosen["no"], "first": first, "last": last,
-                  "email": email, "criterion": crit},
+                  "email": email, "criterion": crit, "runner_up": runner_up["no"]},
             utterance=f"Book {phrase} from {src} to {dst} on {when} for {first} {last} (email {email}).",
             files=files,
         )

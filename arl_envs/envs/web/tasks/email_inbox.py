@@ -129,7 +129,9 @@ class EmailInbox(WebTask):
             e["id"] = f"m{i + 1}"
         target = next(e for e in emails if e["subject"] == subjects[0])
         op = OPERATIONS[int(rng.integers(len(OPERATIONS)))]
-        goal: dict[str, Any] = {"op": op, "id": target["id"]}
+        # decoy: the same sender's other email (a wrong end state for tests)
+        decoy = next(e["id"] for e in emails if e["address"] == target["address"] and e is not target)
+        goal: dict[str, Any] = {"op": op, "id": target["id"], "decoy": decoy}
         who = f'the email from {target["from"]} with the subject "{target["subject"]}"'
         if op == "delete":
             utterance = f"Delete {who}."

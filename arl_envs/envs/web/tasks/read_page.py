@@ -80,9 +80,12 @@ class ReadPage(WebTask):
             f"{old_ceo} led the company until {ceo} became chief executive.</p>"
             f"<p>Revenue was ${old_revenue} million two years ago and ${revenue} million last year.</p></div>"
         )
+        # A wrong answer of the same kind found on the page (for tests of wrong end states).
+        distractors = {"founded": str(founded + 1), "founder": ceo, "hq": old_hq, "employees": str(employees + 100),
+                       "product": f"{brand} {prod2}", "ceo": old_ceo, "revenue": str(old_revenue)}
         key, q = QUESTIONS[int(rng.integers(len(QUESTIONS)))]
         return TaskInstance(
-            goal={"key": key, "answer": facts[key], "hidden": key not in VISIBLE},
+            goal={"key": key, "answer": facts[key], "hidden": key not in VISIBLE, "distractor": distractors[key]},
             utterance=f'Read the company profile and answer: {q.format(co=co)} Reply with answer("...").',
             files={"index.html": page(f"{co} - profile", body, _JS)},
         )

@@ -100,7 +100,8 @@ class SearchList(WebTask):
         )
         profile_body = '<p><a href="index.html">Back to directory</a></p><h1 id="name">Unknown person</h1><p id="details"></p>'
         return TaskInstance(
-            goal={"id": str(target["id"]), "name": target_name, "url": f"/profile.html?id={target['id']}"},
+            goal={"id": str(target["id"]), "name": target_name, "url": f"/profile.html?id={target['id']}",
+                  "namesakes": [str(p["id"]) for p in people if p["name"] == target_name and p is not target]},
             utterance=f"Open the directory profile of {target_name} from the {depts[0]} department.",
             files={
                 "index.html": page("Staff directory", list_body, _LIST_JS, data),
