@@ -97,6 +97,14 @@ ENVS: tuple[EnvSpecRow, ...] = (
     ),
     # --- web (issue 11) ---
     *_web_rows(),
+    EnvSpecRow(
+        "arl/web.miniwob-v0",
+        "arl_envs.envs.web.miniwob:MiniWoBEnv",
+        "MiniWoB++ task pages (miniwob package) with their own reward, kwarg task= (default click-checkboxes): "
+        "130 tasks, 34 with scripted experts; `arl-envs list --miniwob` lists them.",
+        kwargs={"task": "click-checkboxes"},
+        tags=("browser", "slow"),
+    ),
 )
 
 

@@ -10,9 +10,9 @@ HTML/JS/CSS files are used: none of its Selenium or Gymnasium code runs. Each ep
 
 Insertions into the task page (the page's own code is not changed):
 
-1. ``<meta charset="utf-8">`` (the files are UTF-8; ``unicode-test`` needs it) and a style rule hiding MiniWoB's
-   human display (``#reward-display``: last reward, timer, episode count; ``#click-canvas``), which are not
-   part of the task and would change every second.
+1. ``<meta charset="utf-8">`` (the files are UTF-8; ``unicode-test`` needs it), a style rule hiding MiniWoB's
+   human display (``#reward-display``: last reward, timer, episode count; ``#click-canvas``), which is not
+   part of the task and would change every second, and an ``error`` listener recording uncaught page errors.
 2. Right after ``core.js``: ``Math.seedrandom("<seed>:load")``, so everything the page draws while loading is
    seeded (seedrandom replaces ``Math.random``, which ``core.randi``/``core.sample`` use).
 3. At the end of ``<body>``: on the ``load`` event (after the page's own ``window.onload``, which shows the
@@ -96,7 +96,7 @@ def _tasks(names: str, **kw: Any) -> list[MiniWoBTaskInfo]:
 #: Tasks driven by wall-clock timers (``setInterval``/``setTimeout`` animations, or a reward that measures
 #: ``Date`` intervals): they load and run, but the same seed and actions do not reproduce the same observations
 #: (or reward) step by step.
-_TIMING = "driven by wall-clock timers: same seed and actions need not give the same observations"
+_TIMING = "wall-clock timers: same seed and actions need not repeat observations"
 
 #: Every task of the ``miniwob`` package's ``html/miniwob/`` that loads and runs in headless Chromium (survey:
 #: ``python -m arl_envs.envs.web.miniwob --survey``; all 125 pages pass it). Filled below.
@@ -212,8 +212,13 @@ class UnknownMiniWoBTask(ArlError, ValueError):
 
 
 # --------------------------------------------------------------------------- page patching
-#: Hides MiniWoB's human display (not part of any task; it changes every second).
-_STYLE = "<style>#reward-display,#click-canvas{display:none!important}</style>"
+#: Hides MiniWoB's human display (not part of any task; it changes every second) and records uncaught page errors
+#: (reported by ``arlState()`` as ``page_errors``; the survey counts a page with errors as not working).
+_HEAD = (
+    '<meta charset="utf-8"><style>#reward-display,#click-canvas{display:none!important}</style>'
+    "<script>window.__arlErrors=[];window.addEventListener('error',function(e){"
+    "if(window.__arlErrors.length<5)window.__arlErrors.push(String(e.message||e).slice(0,200));});</script>"
+)
 
 #: End-of-body script: start the seeded episode at ``load`` and define the state hook. ``%SEED%`` and ``%PROBE%``
 #: are replaced (the seed as a JSON string, the probe as a JS function expression or ``null``).
@@ -268,7 +273,8 @@ _START_JS = r"""
       started: started && startError === null, start_error: startError,
       done: !!WOB_DONE_GLOBAL, raw_reward: +WOB_RAW_REWARD_GLOBAL, reward: +WOB_REWARD_GLOBAL,
       reason: reason === null || reason === undefined ? null : String(reason),
-      utterance: typeof u === 'string' ? u : null, fields: fields, probe: probe, probe_error: probeError
+      utterance: typeof u === 'string' ? u : null, fields: fields, probe: probe, probe_error: probeError,
+      page_errors: (window.__arlErrors || []).slice()
     };
   };
 })();
@@ -300,8 +306,7 @@ def build_page(task: str, seed: str, probe_js: str | None = None) -> str:
     load_seed = f"<script>Math.seedrandom({json.dumps(seed + ':load')});</script>"
     src = src[: m.end()] + load_seed + src[m.end():]
     head = re.search(r"<head[^>]*>", src, re.I)
-    head_ins = '<meta charset="utf-8">' + _STYLE
-    src = src[: head.end()] + head_ins + src[head.end():] if head else head_ins + src
+    src = src[: head.end()] + _HEAD + src[head.end():] if head else _HEAD + src
     start = _START_JS.replace("%SEED%", seed_js).replace("%PROBE%", probe_js or "null")
     end = src.lower().rfind("</body>")
     return src[:end] + start + src[end:] if end >= 0 else src + start
@@ -474,3 +479,93 @@ class MiniWoBEnv(_web_env_class()):  # type: ignore[misc]
         tr = super()._step_calls(calls)
         tr.info["miniwob"] = {k: self._state.get(k) for k in ("done", "raw_reward", "reward", "reason")}
         return tr
+
+
+def miniwob_task_rows() -> list[dict[str, Any]]:
+    """One row per listed task: ``{"task", "expert", "deterministic", "note"}`` (for ``arl-envs list --miniwob``)."""
+    from arl_envs.envs.web.miniwob_experts import EXPERTS
+
+    return [
+        {
+            "task": name,
+            "expert": name in EXPERTS,
+            "deterministic": info.deterministic,
+            "note": info.note or ("" if name in EXPERTS else "no scripted expert"),
+        }
+        for name, info in MINIWOB_TASKS.items()
+    ]
+
+
+# --------------------------------------------------------------------------- survey
+def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
+    """Load ``env``'s task page with ``seed`` (twice with ``repeat``) and say whether it works here.
+
+    Args:
+        env: A :class:`MiniWoBEnv` (its task is surveyed).
+        seed: Reset seed.
+        repeat: Reset a second time with the same seed and compare the observations.
+
+    Returns:
+        ``{"task", "ok", "same_instance", "utterance", "problem"}``: ``ok`` when the episode started (no exception
+        in ``core.startEpisodeReal``), the page shows a non-empty utterance, raised no uncaught error and is not
+        already done; ``same_instance`` when the second reset with the same seed gave the same observation
+        (None without ``repeat``).
+    """
+    task = env.task.task
+    try:
+        obs1, _ = env.reset(seed=seed)
+        state = dict(env._state)
+        obs2 = env.reset(seed=seed)[0] if repeat else None
+    except Exception as exc:  # a page that cannot load is a survey result, not a crash
+        return {"task": task, "ok": False, "same_instance": False, "utterance": None,
+                "problem": f"{type(exc).__name__}: {exc}"}
+    problems = []
+    if not state.get("started"):
+        problems.append(f"episode did not start: {state.get('start_error')}")
+    if not state.get("utterance"):
+        problems.append("no utterance")
+    if state.get("page_errors"):
+        problems.append(f"page errors: {state['page_errors']}")
+    if state.get("done"):
+        problems.append("done at reset")
+    return {"task": task, "ok": not problems, "same_instance": (obs1 == obs2) if repeat else None, "utterance": state.get("utterance"),
+            "problem": "; ".join(problems)}
+
+
+def survey(tasks: list[str] | None = None, seed: int = 0) -> list[dict[str, Any]]:
+    """:func:`survey_task` over ``tasks`` (default: every page of the package), one env per task, one browser."""
+    from arl_envs.envs.web.browser import hold_browser
+
+    names = tasks if tasks is not None else all_task_pages()
+    out = []
+    with hold_browser():
+        for name in names:
+            if name not in MINIWOB_TASKS:
+                MINIWOB_TASKS[name] = MiniWoBTaskInfo(name)  # surveyed but not (yet) listed
+            env = MiniWoBEnv(name)
+            try:
+                out.append(survey_task(env, seed))
+            finally:
+                env.close()
+    return out
+
+
+def _main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Survey the miniwob package's task pages in headless Chromium.")
+    ap.add_argument("--survey", action="store_true", help="load every task page once and report which work")
+    ap.add_argument("tasks", nargs="*")
+    args = ap.parse_args()
+    if not args.survey:
+        ap.print_help()
+        return
+    rows = survey(args.tasks or None)
+    for r in rows:
+        flag = "ok  " if r["ok"] else "FAIL"
+        print(f"{flag} {r['task']:<28} same-instance={r['same_instance']!s:<5} {r['problem'] or r['utterance']}")
+    print(f"{sum(r['ok'] for r in rows)}/{len(rows)} task pages work")
+
+
+if __name__ == "__main__":
+    _main()
