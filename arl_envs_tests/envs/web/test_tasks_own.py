@@ -3,7 +3,8 @@
 For every task: the same seed gives the same instance (files, goal, utterance) and the same first observation;
 validators never raise on odd states; a WRONG end state reached through real actions (the task's own expert
 driven by a perturbed goal: the runner-up, one checkbox short, a namesake, a wrong quantity...) is never success
-and gives task reward 0; and (slow) the expert solves seeds 0-4 with each sub-goal credited at most once.
+and gives task reward 0; and (slow) the expert solves seeds 0-1 with each sub-goal credited at most once (seeds 0-4: the web
+conformance test).
 Skipped (with the reason) only when Playwright or Chromium is missing.
 """
 
@@ -267,14 +268,19 @@ def test_an_extra_checkbox_fails_too(name: str) -> None:
         env.close()
 
 
+#: Seeds of the progress-accounting run below; "the expert solves seeds 0-4" itself is checked for every id by
+#: arl_envs_tests/envs/web/test_web_conformance.py (check_conformance), so it is not run twice in CI.
+EXPERT_SEEDS = (0, 1)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", OWN_TASKS)
-def test_expert_solves_seeds_0_to_4(name: str) -> None:
+def test_expert_solves_and_progress_is_credited_once(name: str) -> None:
     env = WebEnv(task=name)
     n = env.task.n_subgoals
     weight = env.reward_weights["progress"]
     try:
-        for seed in range(5):
+        for seed in EXPERT_SEEDS:
             info, comps, obs = _run(env, seed)
             assert info["success"] is True, f"{name} seed {seed} not solved:\n{obs}"
             assert comps[-1]["task"] == 1.0 and sum(c["task"] for c in comps) == 1.0

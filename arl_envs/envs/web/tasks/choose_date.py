@@ -26,6 +26,9 @@ function render() {
   grid.innerHTML = '';
   var first = new Date(Date.UTC(shown.y, shown.m - 1, 1)).getUTCDay();
   var ndays = new Date(Date.UTC(shown.y, shown.m, 0)).getUTCDate();
+  ['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa'].forEach(function (d) {
+    var h = document.createElement('span'); h.className = 'dow'; h.textContent = d; grid.appendChild(h);
+  });
   for (var i = 0; i < first; i++) { grid.appendChild(document.createElement('span')); }
   for (var d = 1; d <= ndays; d++) {
     var b = document.createElement('button');
@@ -60,7 +63,7 @@ window.arlState = () => ({shown: iso(shown.y, shown.m, 1).slice(0, 7), selected:
 _CSS = (
     "#days{display:grid;grid-template-columns:repeat(7,36px);gap:2px;margin:6px 0}"
     "#days button{margin:0;padding:4px 0}#days button.sel{background:#1a73e8;color:#fff}"
-    "#cal{border:1px solid #ccc;padding:8px;display:inline-block}"
+    "#cal{border:1px solid #ccc;padding:8px;display:inline-block}.dow{text-align:center;color:#666;font-size:12px}"
 )
 
 
