@@ -310,3 +310,31 @@ def test_sort_table_second_largest_answer_fails() -> None:
         assert term and info["success"] is False and info["reward_components"]["task"] == 0.0
     finally:
         env.close()
+
+
+def test_most_but_not_all_checkboxes_is_task_zero() -> None:
+    """Seed 4 asks for 4 boxes: ticking exactly 3 of them (nothing else) and submitting is task 0, not success."""
+    env = WebEnv(task=Saboteur(REGISTRY["tick-checkboxes"](), _p_checkboxes))
+    try:
+        env.reset(seed=4)
+        goal = env._instance.goal
+        assert len(goal["targets"]) == 4
+        info, comps, _ = _run(env, 4)
+        assert env._state["submitted"] is not None and len(env._state["submitted"]) == 3
+        assert set(env._state["submitted"]) < set(goal["targets"])
+        assert info["success"] is False and sum(c["task"] for c in comps) == 0.0
+    finally:
+        env.close()
+
+
+def test_pick_largest_second_largest_is_task_zero() -> None:
+    """Choosing the runner-up (second largest / smallest, close in value) is task 0, not success."""
+    env = WebEnv(task=Saboteur(REGISTRY["pick-largest"](), _p_pick))
+    try:
+        env.reset(seed=0)
+        goal = env._instance.goal
+        info, comps, _ = _run(env, 0)
+        assert env._state["chosen"] == goal["runner_up"] != goal["id"]
+        assert info["success"] is False and sum(c["task"] for c in comps) == 0.0
+    finally:
+        env.close()
