@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the in-page helper; bump when SNAPSHOT_JS changes.
-HELPER_VERSION = 2
+HELPER_VERSION = 3
 #: Longest text of one node (characters); longer text is cut with "...".
 MAX_NODE_TEXT = 300
 #: Longest accessible name (characters).
@@ -52,6 +52,8 @@ if (window.__arl && window.__arl.v === %(version)d) return;
 let opened = 0;
 const _open = window.open;
 window.open = function (...args) { opened++; return _open.apply(this, args); };
+let leaving = false;
+window.addEventListener('beforeunload', () => { leaving = true; }, true);
 document.addEventListener('click', (e) => {
   const a = e.target && e.target.closest ? e.target.closest('a[href][target]') : null;
   if (a && !['', '_self', '_parent', '_top'].includes(a.target)) opened++;
@@ -296,7 +298,9 @@ function focusedBid(doc) {
   if (!el || el === doc.body) return null;
   return el.getAttribute('data-arl-bid');
 }
-async function snapshot(counter) {
+async function snapshot(counter, force) {
+  if (leaving && !force) return {leaving: true};
+  leaving = false;
   if (document.readyState !== 'complete') {
     await new Promise(r => { window.addEventListener('load', r, {once: true}); setTimeout(r, LOAD_WAIT_MS); });
   }
@@ -312,6 +316,122 @@ async function snapshot(counter) {
   return {text: s.lines.join('\n'), bids: s.bids, disabled: s.disabled, docs: s.docs, next: s.next,
           focused: focusedBid(document), title: document.title, url: location.href,
           state: state, stateOk: stateOk, stateError: stateError, opened: takeOpened()};
+}
+function findBid(bid) {
+  const sel = '[data-arl-bid="' + bid.replace(/[^a-z0-9]/g, '') + '"]';
+  const search = (doc, depth) => {
+    const el = doc.querySelector(sel);
+    if (el) return el;
+    if (depth > 8) return null;
+    for (const f of doc.querySelectorAll('iframe,frame')) {
+      let cd = null; try { cd = f.contentDocument; } catch (e) {}
+      if (cd) { const r = search(cd, depth + 1); if (r) return r; }
+    }
+    return null;
+  };
+  return search(document, 0);
+}
+function describe(el) {
+  if (!el) return 'nothing';
+  let d = el.tagName.toLowerCase();
+  if (el.id) d += '#' + el.id;
+  const b = el.getAttribute && el.getAttribute('data-arl-bid');
+  if (b) d += ' [' + b + ']';
+  return d;
+}
+function target(bid, hitTest) {
+  const el = findBid(bid);
+  if (!el) return {error: 'element ' + bid + ' is no longer on the page'};
+  if (!el.checkVisibility({visibilityProperty: true})) return {error: 'element ' + bid + ' is hidden'};
+  let dis = false; try { dis = el.matches(':disabled'); } catch (e) {}
+  const info = {tag: el.tagName, type: (el.getAttribute('type') || '').toLowerCase(), disabled: dis,
+                checked: el.checked === undefined ? (el.getAttribute('aria-checked') === 'true') : !!el.checked,
+                role: (el.getAttribute('role') || '').trim()};
+  // scroll it (and the frames holding it) into view
+  let w = el.ownerDocument.defaultView, node = el;
+  for (let i = 0; i < 10 && node; i++) {
+    if (node.scrollIntoViewIfNeeded) node.scrollIntoViewIfNeeded(true); else node.scrollIntoView({block: 'center'});
+    if (!w || w === window || !w.frameElement) break;
+    node = w.frameElement; w = w.parent;
+  }
+  const rects = el.getClientRects();
+  const r = rects.length ? rects[0] : el.getBoundingClientRect();
+  if (!(r.width > 0 && r.height > 0)) return Object.assign(info, {error: 'element ' + bid + ' has no size (not visible)'});
+  const ew = el.ownerDocument.defaultView;
+  const cx = Math.min(Math.max(r.left + r.width / 2, 0), ew.innerWidth - 1);
+  const cy = Math.min(Math.max(r.top + r.height / 2, 0), ew.innerHeight - 1);
+  if (hitTest) {
+    const hit = el.ownerDocument.elementFromPoint(cx, cy);
+    const ok = hit && (hit === el || el.contains(hit) || hit.control === el
+                       || (el.labels && Array.from(el.labels).some(l => l.contains(hit))));
+    if (!ok) return Object.assign(info, {error: 'element ' + bid + ' is covered by ' + describe(hit) + ' (that element would get the click)'});
+  }
+  let x = cx, y = cy;
+  w = ew;
+  for (let i = 0; i < 10 && w && w !== window && w.frameElement; i++) {
+    const f = w.frameElement, fr = f.getBoundingClientRect();
+    x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
+  }
+  if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) return Object.assign(info, {error: 'element ' + bid + ' is outside the viewport'});
+  return Object.assign(info, {x: x, y: y});
+}
+const DIRECT_VALUE_TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range']);
+function prepareFill(bid, value) {
+  const el = findBid(bid);
+  if (!el) return {error: 'element ' + bid + ' is no longer on the page'};
+  const tag = el.tagName, type = (el.getAttribute('type') || '').toLowerCase();
+  const textual = (tag === 'INPUT' && !['checkbox','radio','button','submit','reset','image','file','hidden'].includes(type)) || tag === 'TEXTAREA';
+  if (!textual && !el.isContentEditable) return {error: 'element ' + bid + ' (' + describe(el) + ') is not a text field: fill works on inputs, textareas and contenteditable elements'};
+  let dis = false; try { dis = el.matches(':disabled'); } catch (e) {}
+  if (dis) return {error: 'element ' + bid + ' is disabled'};
+  if (el.readOnly) return {error: 'element ' + bid + ' is read-only'};
+  if (!el.checkVisibility({visibilityProperty: true})) return {error: 'element ' + bid + ' is hidden'};
+  if (tag === 'INPUT' && DIRECT_VALUE_TYPES.has(type)) {
+    el.focus();
+    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+    setter.call(el, value);
+    if (value !== '' && el.value !== value) return {error: 'malformed value for an input of type ' + type + ': ' + JSON.stringify(value)};
+    el.dispatchEvent(new Event('input', {bubbles: true}));
+    el.dispatchEvent(new Event('change', {bubbles: true}));
+    return {done: true};
+  }
+  if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true);
+  el.focus();
+  if (tag === 'INPUT' || tag === 'TEXTAREA') { el.select(); }
+  else { const rng = el.ownerDocument.createRange(); rng.selectNodeContents(el); const sel = el.ownerDocument.defaultView.getSelection(); sel.removeAllRanges(); sel.addRange(rng); }
+  return {done: false};
+}
+function selectOption(bid, wanted) {
+  let el = findBid(bid);
+  if (!el) return {error: 'element ' + bid + ' is no longer on the page'};
+  let own = null;
+  if (el.tagName === 'OPTION') { own = el; el = el.closest('select') || el; }
+  if (wanted === null && own) wanted = [own.value];
+  if (el.tagName !== 'SELECT') return {error: 'element ' + bid + ' (' + describe(el) + ') is not a <select>'};
+  let dis = false; try { dis = el.matches(':disabled'); } catch (e) {}
+  if (dis) return {error: 'element ' + bid + ' is disabled'};
+  const opts = Array.from(el.options);
+  const norm = (t) => (t || '').replace(/\s+/g, ' ').trim();
+  const picked = [];
+  for (const w of wanted) {
+    const o = opts.find(o => o.value === w) || opts.find(o => norm(o.label) === norm(w)) || opts.find(o => norm(o.label).toLowerCase() === norm(w).toLowerCase());
+    if (!o) return {error: 'no option ' + JSON.stringify(w) + ' in ' + bid + '; options: ' + opts.map(o => JSON.stringify(norm(o.label))).join(', ')};
+    if (o.disabled) return {error: 'option ' + JSON.stringify(w) + ' is disabled'};
+    picked.push(o);
+  }
+  if (picked.length > 1 && !el.multiple) return {error: 'element ' + bid + ' accepts one option, got ' + picked.length};
+  if (el.multiple) opts.forEach(o => { o.selected = picked.includes(o); }); else picked[0].selected = true;
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+  el.dispatchEvent(new Event('change', {bubbles: true}));
+  return {done: true};
+}
+function focusBid(bid) {
+  const el = findBid(bid);
+  if (!el) return {error: 'element ' + bid + ' is no longer on the page'};
+  let w = el.ownerDocument.defaultView;
+  for (let i = 0; i < 10 && w && w !== window && w.frameElement; i++) { w.frameElement.focus(); w = w.parent; }
+  el.focus();
+  return {done: true};
 }
 function takeOpened() { const n = opened; opened = 0; return n; }
 function resolve(selector) {
@@ -329,7 +449,7 @@ function resolve(selector) {
   search(document, 0);
   return out;
 }
-Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolve}, configurable: true, enumerable: false, writable: true});
+Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolve, target, prepareFill, selectOption, focusBid}, configurable: true, enumerable: false, writable: true});
 })();
 """ % {
     "version": HELPER_VERSION,
@@ -340,9 +460,15 @@ Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolv
 }
 
 #: Expression evaluated in the top frame for a snapshot (argument: the document-prefix counter).
-SNAPSHOT_CALL = f"""async (counter) => {{
+SNAPSHOT_CALL = f"""async ([counter, force]) => {{
   if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
-  return await window.__arl.snapshot(counter);
+  return await window.__arl.snapshot(counter, force);
+}}"""
+
+#: Expression evaluated in the top frame to prepare an action: ``[helper name, args...]``.
+ACTION_CALL = f"""(args) => {{
+  if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
+  return window.__arl[args[0]](...args.slice(1));
 }}"""
 
 #: Expression evaluated in the top frame to find bids by CSS selector (argument: the selector).

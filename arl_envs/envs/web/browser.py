@@ -62,9 +62,16 @@ CHROMIUM_ARGS: tuple[str, ...] = (
     "--no-default-browser-check",
     "--metrics-recording-only",
     "--safebrowsing-disable-auto-update",
-    "--disable-features=Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions,"
-    "CertificateTransparencyComponentUpdater,AutofillServerCommunication,PrivacySandboxSettings4,"
-    "DialMediaRouteProvider,NetworkTimeServiceQuerying,SafeBrowsing",
+    # Chromium reads only the LAST --disable-features: this repeats Playwright's own list (1.5x) and adds ours.
+    # ProactivelySwapBrowsingInstance/BackForwardCache/RenderDocument: a navigation reuses the renderer process
+    # instead of starting a new one (3x faster page loads here); no back-forward cache (go_back reloads the page).
+    "--disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades,"
+    "HttpsFirstBalancedModeAutoEnable,LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,"
+    "AvoidCorsURLLoaderRestartOnRedirect,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,"
+    "Translate,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater,AutofillServerCommunication,"
+    "PrivacySandboxSettings4,DialMediaRouteProvider,SafeBrowsing,ProactivelySwapBrowsingInstance,BackForwardCache,"
+    "RenderDocument",
+    "--process-per-site",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--mute-audio",

@@ -18,7 +18,7 @@ from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded, TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.web.actions import action_help, format_action, parse_action, web_tools
-from arl_envs.envs.web.axtree import RESOLVE_CALL, SNAPSHOT_CALL, SNAPSHOT_JS, Snapshot, check_bid, split_bid
+from arl_envs.envs.web.axtree import ACTION_CALL, RESOLVE_CALL, SNAPSHOT_CALL, SNAPSHOT_JS, Snapshot, check_bid
 from arl_envs.envs.web.browser import BrowserCallTimeout, BrowserCrashed, BrowserUnavailable, get_host
 from arl_envs.envs.web.task import (
     REGISTRY,
@@ -45,8 +45,12 @@ DEFAULT_VIEWPORT = (800, 600)
 DEFAULT_FIXED_TIME = "2024-03-15T10:00:00Z"
 #: Attempts at a snapshot when a navigation destroys the page's JS context in the middle of one.
 SNAPSHOT_ATTEMPTS = 4
+#: Seconds a snapshot waits for a navigation an action started (then it observes whatever document is there).
+NAVIGATION_WAIT_S = 5.0
 #: Seconds to wait for a tab the page asked to open (window.open, a link with a target).
 POPUP_WAIT_S = 2.0
+#: Intermediate mouse moves of a drag.
+DRAG_STEPS = 5
 #: Dialog messages kept for the next observation.
 MAX_DIALOGS = 5
 #: Clean browser contexts kept per process for the next env (a new context costs a new renderer process).
@@ -593,18 +597,30 @@ class WebEnv(AgentEnv):
             with contextlib.suppress(Exception):
                 await page.wait_for_load_state("load", timeout=NAVIGATION_TIMEOUT_S * 1000)
         raw = None
-        for attempt in range(SNAPSHOT_ATTEMPTS):
+        loop = asyncio.get_running_loop()
+        leave_deadline = loop.time() + NAVIGATION_WAIT_S
+        attempt = 0
+        while True:
             try:
-                raw = await page.evaluate(SNAPSHOT_CALL, self._counter)
+                raw = await page.evaluate(SNAPSHOT_CALL, [self._counter, loop.time() > leave_deadline])
+                if raw.get("leaving"):  # the action started a navigation: observe the next document
+                    await asyncio.sleep(0.005)
+                    continue
                 break
             except Exception as exc:
                 if self._crashed or not self._host.is_alive() or _is_closed_error(exc):
                     raise BrowserCrashed(f"snapshot failed: {_first_line(exc)}") from exc
-                if attempt == SNAPSHOT_ATTEMPTS - 1:
+                attempt += 1
+                if attempt >= SNAPSHOT_ATTEMPTS:
                     raise
                 # a navigation destroyed the JS context mid-snapshot: wait for the new document
                 with contextlib.suppress(Exception):
                     await page.wait_for_load_state("load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+        if self._page is not page and not _retry_popup:
+            # a new tab became the active tab while this snapshot ran: observe it instead (else the observation
+            # would show the old tab's tree under the new tab's index)
+            await self._snapshot_async(_retry_popup=True)
+            return
         if raw.get("opened") and not _retry_popup:
             # the page opened a tab: wait for it (it becomes the active tab) and observe it instead
             n = len(self._pages)
@@ -643,15 +659,6 @@ class WebEnv(AgentEnv):
 
     async def _resolve_async(self, selector: str) -> list[str]:
         return list(await self._page.evaluate(RESOLVE_CALL, selector))
-
-    def _locator(self, bid: str) -> Any:
-        assert self._snap is not None
-        parts = split_bid(bid)
-        assert parts is not None
-        target: Any = self._page
-        for frame_prefix in self._snap.docs.get(parts[0], []):
-            target = target.frame_locator(f'iframe[data-arl-frame="{frame_prefix}"], frame[data-arl-frame="{frame_prefix}"]')
-        return target.locator(f'[data-arl-bid="{bid}"]').first
 
     async def _step_async(self, call: ToolCall) -> str | None:
         """Perform one action, then take the next snapshot; returns the action's error message or None."""
@@ -698,35 +705,83 @@ class WebEnv(AgentEnv):
             self._active = i
             await self._pages[i].bring_to_front()
             return None
-        bids = [a["from_bid"], a["to_bid"]] if name == "drag" else [a["bid"]]
+        bids = [str(a["from_bid"]), str(a["to_bid"])] if name == "drag" else [str(a["bid"])]
         assert self._snap is not None
         for bid in bids:
-            problem = check_bid(str(bid), self._snap)
+            problem = check_bid(bid, self._snap)
             if problem:
                 return problem
             if bid in self._snap.disabled and name not in ("hover", "drag"):
                 return f"element {bid!r} is disabled"
-        loc = self._locator(bids[0])
-        if name == "click":
-            await loc.click(button=a.get("button", "left"), timeout=timeout_ms)
-        elif name == "dblclick":
-            await loc.dblclick(timeout=timeout_ms)
-        elif name == "hover":
-            await loc.hover(timeout=timeout_ms)
-        elif name == "fill":
-            await loc.fill(str(a["value"]), timeout=timeout_ms)
-        elif name == "select_option":
+        try:
+            return await asyncio.wait_for(self._element_action(page, name, a, bids), self.action_timeout_s)
+        except asyncio.TimeoutError:
+            return (
+                f"{name} timed out after {self.action_timeout_s:g} s (the page did not respond in time; "
+                "it may be busy)"
+            )
+
+    async def _element_action(self, page: Any, name: str, a: dict[str, Any], bids: list[str]) -> str | None:
+        """Act on elements by bid: our in-page helper finds, scrolls to and hit-tests the element, then real
+        mouse/keyboard input is sent (no Playwright locator: its actionability polling waits for animation
+        frames, which costs 50-100 ms per action on a busy machine)."""
+        bid = bids[0]
+        if name == "fill":
+            r = await page.evaluate(ACTION_CALL, ["prepareFill", bid, str(a["value"])])
+            if r.get("error"):
+                return f"fill: {r['error']}"
+            if not r.get("done"):
+                if a["value"]:
+                    await page.keyboard.insert_text(str(a["value"]))
+                else:
+                    await page.keyboard.press("Delete")
+            return None
+        if name == "select_option":
             opts = a["options"]
-            await loc.select_option(opts if isinstance(opts, list) else [str(opts)], timeout=timeout_ms)
-        elif name == "check":
-            await loc.check(timeout=timeout_ms)
-        elif name == "uncheck":
-            await loc.uncheck(timeout=timeout_ms)
-        elif name == "press":
-            await loc.press(str(a["key_comb"]), timeout=timeout_ms)
+            r = await page.evaluate(ACTION_CALL, ["selectOption", bid, opts if isinstance(opts, list) else [str(opts)]])
+            return f"select_option: {r['error']}" if r.get("error") else None
+        if name == "press":
+            r = await page.evaluate(ACTION_CALL, ["focusBid", bid])
+            if r.get("error"):
+                return f"press: {r['error']}"
+            await page.keyboard.press(str(a["key_comb"]))
+            return None
+        hit_test = name in ("click", "dblclick", "check", "uncheck", "drag")
+        r = await page.evaluate(ACTION_CALL, ["target", bid, hit_test])
+        if r.get("tag") == "OPTION" and name == "click":  # an option of a <select>: select it
+            r2 = await page.evaluate(ACTION_CALL, ["selectOption", bid, None])
+            return f"click: {r2['error']}" if r2.get("error") else None
+        if r.get("error"):
+            return f"{name}: {r['error']}"
+        if r.get("disabled") and name not in ("hover", "drag"):
+            return f"element {bid!r} is disabled"
+        x, y = float(r["x"]), float(r["y"])
+        if name == "click":
+            await page.mouse.click(x, y, button=a.get("button", "left"))
+        elif name == "dblclick":
+            await page.mouse.dblclick(x, y)
+        elif name == "hover":
+            await page.mouse.move(x, y)
+        elif name in ("check", "uncheck"):
+            is_box = (r.get("tag") == "INPUT" and r.get("type") in ("checkbox", "radio")) or r.get("role") in (
+                "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
+            if not is_box:
+                return f"{name}: element {bid!r} is not a checkbox or radio button"
+            want = name == "check"
+            if bool(r.get("checked")) == want:
+                return None
+            if not want and r.get("type") == "radio":
+                return f"uncheck: element {bid!r} is a radio button; choose another option instead"
+            await page.mouse.click(x, y)
         elif name == "drag":
-            await loc.drag_to(self._locator(bids[1]), timeout=timeout_ms)
-        else:  # pragma: no cover - every tool is handled above
+            r2 = await page.evaluate(ACTION_CALL, ["target", bids[1], False])
+            if r2.get("error"):
+                return f"drag: {r2['error']}"
+            await page.mouse.move(x, y)
+            await page.mouse.down()
+            await page.mouse.move(float(r2["x"]), float(r2["y"]), steps=DRAG_STEPS)
+            await page.mouse.up()
+        else:  # pragma: no cover - every tool is handled
             raise ParseError(f"unhandled action {name!r}")
         return None
 

@@ -157,10 +157,10 @@ def test_unknown_hidden_disabled_and_timeout_are_error_observations():
         assert "unknown element id" in info["last_action_error"] and not (term or trunc)
         start = time.monotonic()
         _, _, term, trunc, info = env.step(f'click("{under}")')  # covered by another element
-        assert "timed out after 0.5 s" in info["last_action_error"] and not (term or trunc)
+        assert "covered by div" in info["last_action_error"] and not (term or trunc)
         assert time.monotonic() - start < 10
         _, _, _, _, info = env.step(f'fill("{txt}", "x")')  # not editable
-        assert info["last_action_error"].startswith("fill failed")
+        assert "is not a text field" in info["last_action_error"]
         _, _, _, _, info = env.step('click("nonsense!")')
         assert "invalid element id" in info["last_action_error"]
         _, _, _, _, info = env.step("tab_focus(3)")
@@ -433,3 +433,52 @@ def test_make_vec_async_each_worker_has_its_own_observation():
             assert expected[i].split("\nGoal: ")[1].split("\n")[0] in obs2[i]
     finally:
         vec.close()
+
+
+def test_action_timeout_is_an_error_observation():
+    files = {"index.html": page('<button id="go">busy</button>',
+                                "document.getElementById('go').onclick = () => {"
+                                " const t = performance.now(); while (performance.now() - t < 1500) {} window.done = 1; };"
+                                "window.arlState = () => ({done: !!window.done});")}
+    env = WebEnv(PageTask(files), action_timeout_s=0.3)
+    try:
+        env.reset(seed=0)
+        obs, _, term, trunc, info = env.step(f'click("{bid_of(env, "#go")}")')
+        assert "timed out after 0.3 s" in info["last_action_error"] and not (term or trunc)
+        assert "Accessibility tree:" in obs
+        _, _, _, _, info = env.step("noop()")  # the episode goes on
+        assert info["last_action_error"] is None
+    finally:
+        env.close()
+
+
+def test_check_select_and_drag():
+    files = {"index.html": page(
+        '<input type="checkbox" id="c"><label for="c">box</label>'
+        '<select id="s"><option value="1">One</option><option value="2">Two</option></select>'
+        '<div id="src" draggable="true" style="width:40px;height:40px;background:red">drag</div>'
+        '<div id="dst" style="width:80px;height:80px;background:blue;margin-top:20px">drop</div>',
+        "document.getElementById('dst').addEventListener('dragover', e => e.preventDefault());"
+        "document.getElementById('dst').addEventListener('drop', e => { e.preventDefault(); window.dropped = 1; });"
+        "window.arlState = () => ({c: document.getElementById('c').checked, s: document.getElementById('s').value,"
+        " dropped: !!window.dropped});")}
+    env = WebEnv(PageTask(files))
+    try:
+        env.reset(seed=0)
+        c, s, src, dst = (bid_of(env, x) for x in ("#c", "#s", "#src", "#dst"))
+        env.step(f'check("{c}")')
+        assert env._state["c"] is True
+        env.step(f'check("{c}")')  # already ticked: stays ticked
+        assert env._state["c"] is True
+        env.step(f'uncheck("{c}")')
+        assert env._state["c"] is False
+        env.step(f'select_option("{s}", "Two")')
+        assert env._state["s"] == "2"
+        _, _, _, _, info = env.step(f'select_option("{s}", "Three")')
+        assert "no option" in info["last_action_error"] and env._state["s"] == "2"
+        _, _, _, _, info = env.step(f'check("{s}")')
+        assert "not a checkbox" in info["last_action_error"]
+        env.step(f'drag("{src}", "{dst}")')
+        assert env._state["dropped"] is True
+    finally:
+        env.close()
