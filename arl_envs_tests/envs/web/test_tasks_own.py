@@ -13,7 +13,8 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,7 +63,7 @@ def test_pages_are_self_contained(name: str) -> None:
     for path, content in inst.files.items():
         assert isinstance(content, str) and "window.arlState" in content, path
         # no external resources: no absolute URLs in src/href, no protocol-relative ones
-        assert not re.search(r"""(?:src|href)\s*=\s*["'](?:[a-z]+:)?//""", content, re.I), path
+        assert not re.search(r"""(?:src|href)\s*=\s*["'](?:[a-z]+:)?//""", content, re.IGNORECASE), path
 
 
 @pytest.mark.parametrize("name", OWN_TASKS)
@@ -78,8 +79,8 @@ def test_validate_tolerates_odd_states(name: str) -> None:
 # ----------------------------------------------------------------------------- browser tests
 playwright = pytest.importorskip("playwright.async_api", reason="playwright is not installed (pip install 'arl-envs[web]')")
 
-from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium, hold_browser  # noqa: E402
-from arl_envs.envs.web.env import WebEnv  # noqa: E402
+from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium, hold_browser
+from arl_envs.envs.web.env import WebEnv
 
 try:
     find_chromium()
@@ -132,7 +133,7 @@ def _p_login(g, inst):
 
 
 def _p_dropdown(g, inst):
-    f = sorted(g["targets"])[0]
+    f = min(g["targets"])
     g["targets"][f] = _other_option(inst, f, g["targets"][f])
     return g
 
@@ -165,7 +166,7 @@ def _p_email(g, inst):
 
 
 def _p_shop(g, inst):
-    pid = sorted(g["items"])[0]
+    pid = min(g["items"])
     g["items"][pid] += 1
     return g
 

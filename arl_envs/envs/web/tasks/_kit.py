@@ -7,7 +7,8 @@ state (DOM values, JS state, what was submitted) that the task's validator reads
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -7,7 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, register_task
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    register_task,
+)
 from arl_envs.envs.web.tasks._kit import MONTHS, page
 
 #: Target months lie at most this many months before or after the month the calendar opens on.

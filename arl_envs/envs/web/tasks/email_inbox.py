@@ -6,8 +6,22 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, register_task
-from arl_envs.envs.web.tasks._kit import FIRST_NAMES, LAST_NAMES, WORDS, page, pick, sample
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    register_task,
+)
+from arl_envs.envs.web.tasks._kit import (
+    FIRST_NAMES,
+    LAST_NAMES,
+    WORDS,
+    page,
+    pick,
+    sample,
+)
 
 #: Emails in the inbox; the target's sender also sent ``N_SAME_SENDER - 1`` other emails.
 N_EMAILS = 7

@@ -6,8 +6,23 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, html_escape, register_task
-from arl_envs.envs.web.tasks._kit import CITIES, FIRST_NAMES, LAST_NAMES, page, pick, sample
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    html_escape,
+    register_task,
+)
+from arl_envs.envs.web.tasks._kit import (
+    CITIES,
+    FIRST_NAMES,
+    LAST_NAMES,
+    page,
+    pick,
+    sample,
+)
 
 #: Text fields of the form, in order: (id, label, format hint shown under the field).
 FIELDS = (

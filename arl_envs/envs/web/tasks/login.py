@@ -6,8 +6,23 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, html_escape, register_task, urls_match
-from arl_envs.envs.web.tasks._kit import FIRST_NAMES, LAST_NAMES, WORDS, page, pick, sample
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    html_escape,
+    register_task,
+    urls_match,
+)
+from arl_envs.envs.web.tasks._kit import (
+    FIRST_NAMES,
+    LAST_NAMES,
+    WORDS,
+    page,
+    pick,
+)
 
 #: Accounts known to the login page (the target is one of them).
 N_ACCOUNTS = 4

@@ -6,7 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, html_escape, register_task, urls_match
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    html_escape,
+    register_task,
+    urls_match,
+)
 from arl_envs.envs.web.tasks._kit import page
 
 #: The menu: top item -> entries; an entry's page is ``<top>/<entry>.html`` (lower case, dashes).

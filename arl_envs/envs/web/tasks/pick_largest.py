@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, html_escape, register_task
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    html_escape,
+    register_task,
+)
 from arl_envs.envs.web.tasks._kit import CITIES, WORDS, page, sample
 
 #: Listings on the page.
@@ -54,7 +62,7 @@ class PickLargest(WebTask):
             for r, v in zip(listings, vals):
                 r[key] = v
         a = int(rng.integers(len(ATTRIBUTES)))
-        key, big, small, unit, lo, hi = ATTRIBUTES[a]
+        key, big, small, _unit, lo, hi = ATTRIBUTES[a]
         largest = bool(rng.random() < 0.5)
         ranked = sorted(listings, key=lambda r: r[key], reverse=largest)
         # Make the runner-up close to the winner so a glance is not enough.

@@ -6,8 +6,24 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, answer_matches, register_task
-from arl_envs.envs.web.tasks._kit import CITIES, PRODUCTS, WORDS, page, person_names, pick, sample
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    answer_matches,
+    register_task,
+)
+from arl_envs.envs.web.tasks._kit import (
+    CITIES,
+    PRODUCTS,
+    WORDS,
+    page,
+    person_names,
+    pick,
+    sample,
+)
 
 #: Facts that can be asked; the ones after the first paragraph are hidden until "Read more" is clicked.
 QUESTIONS = (

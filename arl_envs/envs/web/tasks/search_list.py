@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, register_task, urls_match
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    register_task,
+    urls_match,
+)
 from arl_envs.envs.web.tasks._kit import CITIES, FIRST_NAMES, LAST_NAMES, page, pick
 
 #: People in the directory, rows per page, and namesakes of the target (same name, other department).

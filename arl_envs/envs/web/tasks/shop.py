@@ -6,8 +6,24 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, html_escape, register_task
-from arl_envs.envs.web.tasks._kit import COLORS, FIRST_NAMES, LAST_NAMES, PRODUCTS, page, pick, sample
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    html_escape,
+    register_task,
+)
+from arl_envs.envs.web.tasks._kit import (
+    COLORS,
+    FIRST_NAMES,
+    LAST_NAMES,
+    PRODUCTS,
+    page,
+    pick,
+    sample,
+)
 
 #: Products in the catalogue; items ordered (range, inclusive); quantity of each (range, inclusive).
 N_PRODUCTS = 9
@@ -192,7 +208,7 @@ class Shop(WebTask):
                 return act("fill", view.bid(f'input.q[data-id="{pid}"]'), str(want.get(pid, 0)))
             if where != "catalogue":
                 return act("click", view.bid('nav a[href="index.html"]'))
-            pid = sorted(p for p in want if cart.get(p, 0) < want[p])[0]
+            pid = min(p for p in want if cart.get(p, 0) < want[p])
             need = str(want[pid] - cart.get(pid, 0))
             qty_bid = view.bid(f"#qty-{pid}")
             if st.get("qty", {}).get(pid) != need:

@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, answer_matches, register_task
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    answer_matches,
+    register_task,
+)
 from arl_envs.envs.web.tasks._kit import CITIES, page
 
 #: Rows in the table and rows shown (the table shows only the first ``N_SHOWN`` rows of the current order).

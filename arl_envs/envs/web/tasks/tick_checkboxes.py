@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.envs.web.task import ExpertView, Score, TaskInstance, WebTask, act, html_escape, register_task
+from arl_envs.envs.web.task import (
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    act,
+    html_escape,
+    register_task,
+)
 from arl_envs.envs.web.tasks._kit import WORDS, page, sample
 
 #: Checkboxes on the page (range, inclusive) and requested ones (range, inclusive).
