@@ -102,6 +102,7 @@ document.getElementById('msg').textContent = o ? 'Thank you, ' + o.name + '. You
 window.arlState = () => ({page: 'done', cart: cart(), order: order()});
 """
 
+_CSS = "input[type=number]{width:56px}"
 NAV = '<nav><a href="index.html">Catalogue</a> <a href="cart.html" id="cartlink">Cart</a></nav>'
 
 
@@ -141,19 +142,23 @@ class Shop(WebTask):
         address = f"{int(rng.integers(1, 200))} {pick(rng, LAST_NAMES)} Street"
         rows = "".join(
             f'<div class="card"><strong>{html_escape(p["name"])}</strong> ${p["price"]:.2f} '
-            f'<label for="qty-{pid}">Qty</label><input id="qty-{pid}" type="number" min="1" value="1" size="3">'
+            f'<label for="qty-{pid}">Qty</label><input id="qty-{pid}" type="number" min="1" value="1" size="3" '
+            f'aria-label="Quantity of {html_escape(p["name"])}">'
             f'<button type="button" class="add" data-id="{pid}">Add {html_escape(p["name"])} to cart</button></div>'
             for pid, p in products.items()
         )
         data = {"products": products}
         files: dict[str, str | bytes] = {
-            "index.html": page("Shop", f"{NAV}<h1>Catalogue</h1>{rows}<p id=\"status\" role=\"status\"></p>", _CATALOGUE_JS, data),
+            "index.html": page(
+                "Shop", f'{NAV}<h1>Catalogue</h1>{rows}<p id="status" role="status"></p>', _CATALOGUE_JS, data, _CSS
+            ),
             "cart.html": page(
                 "Cart",
                 f"{NAV}<h1>Your cart</h1><table><thead><tr><th>Item</th><th>Qty</th><th>Price</th><th></th></tr></thead>"
                 '<tbody id="lines"></tbody></table><p id="total"></p><a href="checkout.html">Proceed to checkout</a>',
                 _CART_JS,
                 data,
+                _CSS,
             ),
             "checkout.html": page(
                 "Checkout",
