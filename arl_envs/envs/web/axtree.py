@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the in-page helper; bump when SNAPSHOT_JS changes.
-HELPER_VERSION = 3
+HELPER_VERSION = 4
 #: Longest text of one node (characters); longer text is cut with "...".
 MAX_NODE_TEXT = 300
 #: Longest accessible name (characters).
@@ -433,6 +433,23 @@ function focusBid(bid) {
   el.focus();
   return {done: true};
 }
+function fresh(url) {
+  // the env's reset: forget this origin's storage and cookies, then load the next task page in place
+  try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}
+  const parts = location.pathname.split('/');
+  for (const c of document.cookie.split(';')) {
+    const n = c.split('=')[0].trim();
+    if (!n) continue;
+    for (let i = 1; i <= parts.length; i++) {
+      const p = parts.slice(0, i).join('/') || '/';
+      document.cookie = n + '=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=' + p;
+    }
+  }
+  const left = document.cookie;
+  leaving = true;
+  location.replace(url);
+  return {cookies: left};
+}
 function takeOpened() { const n = opened; opened = 0; return n; }
 function resolve(selector) {
   const out = [];
@@ -449,7 +466,7 @@ function resolve(selector) {
   search(document, 0);
   return out;
 }
-Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolve, target, prepareFill, selectOption, focusBid}, configurable: true, enumerable: false, writable: true});
+Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolve, fresh, target, prepareFill, selectOption, focusBid}, configurable: true, enumerable: false, writable: true});
 })();
 """ % {
     "version": HELPER_VERSION,

@@ -44,7 +44,7 @@ DEFAULT_VIEWPORT = (800, 600)
 #: ``Date.now()`` in every page (Playwright's fixed clock) so dates render the same on every run; timers still run.
 DEFAULT_FIXED_TIME = "2024-03-15T10:00:00Z"
 #: Attempts at a snapshot when a navigation destroys the page's JS context in the middle of one.
-SNAPSHOT_ATTEMPTS = 4
+SNAPSHOT_ATTEMPTS = 8
 #: Seconds a snapshot waits for a navigation an action started (then it observes whatever document is there).
 NAVIGATION_WAIT_S = 5.0
 #: Seconds to wait for a tab the page asked to open (window.open, a link with a target).
@@ -431,14 +431,30 @@ class WebEnv(AgentEnv):
         else:
             await self._clean_slot_async(slot)
         assert self._slot is not None
+        history_dirty = self._counter > 1 or len(self._pages) > 1
         self._pages = [self._slot.page]
         self._fresh_pages = set()
         self._active = 0
         self._counter = 0
         page = self._pages[0]
-        await page.goto(task_url(self.task.name), wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
-        await self._slot.cdp.send("Page.resetNavigationHistory")
+        url = task_url(self.task.name)
+        fast = None
+        if page.url.startswith(TASK_ORIGIN + "/"):
+            # fast path: the previous task page clears its origin's storage and loads the new page in place
+            # (renderer-initiated, same process; one round trip instead of a browser navigation)
+            with contextlib.suppress(Exception):
+                fast = await page.evaluate(
+                    "(url) => (window.__arl && window.__arl.fresh) ? window.__arl.fresh(url) : null", url
+                )
+        if fast is None:
+            await self._slot.ctx.clear_cookies()
+            await page.goto(url, wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+            history_dirty = True
+        elif fast.get("cookies"):
+            await self._slot.ctx.clear_cookies()
         await self._snapshot_async()
+        if history_dirty:
+            await self._slot.cdp.send("Page.resetNavigationHistory")
 
     async def _acquire_slot_async(self, browser: Any) -> None:
         """Take a clean pooled context with this env's settings, or make one."""
@@ -478,14 +494,11 @@ class WebEnv(AgentEnv):
         self._crashed = None
 
     async def _clean_slot_async(self, slot: _ContextSlot) -> None:
-        """Close extra tabs and clear the previous episode's storage and cookies (the main tab stays)."""
+        """Close the previous episode's extra tabs (the main tab stays)."""
         for p in list(slot.ctx.pages):
             if p is not slot.page:
                 with contextlib.suppress(Exception):
                     await p.close()
-        with contextlib.suppress(Exception):  # one origin for all tasks: clear its storage
-            await slot.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
-        await slot.ctx.clear_cookies()
 
     def _on_new_page(self, page: Any) -> None:
         if page not in self._pages:
@@ -552,6 +565,9 @@ class WebEnv(AgentEnv):
         if keep:
             try:
                 await self._clean_slot_async(slot)
+                with contextlib.suppress(Exception):  # one origin for all tasks: clear its storage
+                    await slot.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+                await slot.ctx.clear_cookies()
                 await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
                 host.context_pool.append(slot)
                 return
