@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the in-page helper; bump when SNAPSHOT_JS changes.
-HELPER_VERSION = 4
+HELPER_VERSION = 5
 #: Longest text of one node (characters); longer text is cut with "...".
 MAX_NODE_TEXT = 300
 #: Longest accessible name (characters).
@@ -52,8 +52,24 @@ if (window.__arl && window.__arl.v === %(version)d) return;
 let opened = 0;
 const _open = window.open;
 window.open = function (...args) { opened++; return _open.apply(this, args); };
-let leaving = false;
+let leaving = false, lastSubmit = null, formSubmitted = false;
 window.addEventListener('beforeunload', () => { leaving = true; }, true);
+// a form submission starts its navigation in a later task (after beforeunload could tell us): remember it
+document.addEventListener('submit', (e) => { lastSubmit = e; }, true);
+const _formSubmit = HTMLFormElement.prototype.submit;
+HTMLFormElement.prototype.submit = function (...args) {
+  if (!this.target || this.target === '_self') formSubmitted = true;
+  return _formSubmit.apply(this, args);
+};
+function navigationPending() {
+  let pending = formSubmitted;
+  if (lastSubmit && !lastSubmit.defaultPrevented) {
+    const f = lastSubmit.target, t = (lastSubmit.submitter && lastSubmit.submitter.formTarget) || (f && f.target) || '';
+    if (!t || t === '_self') pending = true;
+  }
+  lastSubmit = null; formSubmitted = false;
+  return pending;
+}
 document.addEventListener('click', (e) => {
   const a = e.target && e.target.closest ? e.target.closest('a[href][target]') : null;
   if (a && !['', '_self', '_parent', '_top'].includes(a.target)) opened++;
@@ -174,6 +190,13 @@ function hasElementChild(el) {
   for (const c of el.children) if (!SKIP_TAGS.has(c.tagName)) return true;
   return false;
 }
+function liveActive(doc) {
+  // the focused element, ignoring one that just became hidden (Chromium blurs it only at a later update: timing)
+  const a = doc.activeElement;
+  if (!a || a === doc.body || a === doc.documentElement) return null;
+  try { if (!a.checkVisibility()) return null; } catch (e) {}
+  return a;
+}
 function snapshotDoc(top, counter) {
   const lines = [], bids = [], disabled = [], docs = {}, seen = new Set();
   let next = counter, truncated = false;
@@ -197,9 +220,8 @@ function snapshotDoc(top, counter) {
   function walkDoc(doc, depth, path) {
     const prefix = prefixOf(doc);
     docs[prefix] = path;
-    const active = doc.activeElement;
     const title = clean(doc.title, MAX_NAME);
-    const rootProps = (doc === top && (active === null || active === doc.body)) ? ', focused' : '';
+    const rootProps = (doc === top && liveActive(doc) === null) ? ', focused' : '';
     emit(depth, 'RootWebArea ' + q(title) + rootProps);
     if (doc.body) walkChildren(doc.body, depth + 1, prefix, path, false);
   }
@@ -268,7 +290,7 @@ function snapshotDoc(top, counter) {
     if (el.getAttribute('aria-invalid') === 'true') props.push('invalid');
     if (el.getAttribute('draggable') === 'true') props.push('draggable');
     if (clickable) props.push('clickable');
-    if (el === el.ownerDocument.activeElement && el !== el.ownerDocument.body) props.push('focused');
+    if (el === liveActive(el.ownerDocument)) props.push('focused');
     emit(depth, '[' + bid + '] ' + role + (name ? ' ' + q(name) : '') + (props.length ? ', ' + props.join(', ') : ''));
     if (tag === 'IFRAME' || tag === 'FRAME') {
       let cd = null;
@@ -289,16 +311,18 @@ function snapshotDoc(top, counter) {
   return {lines, bids, disabled, docs, next};
 }
 function focusedBid(doc) {
-  let el = doc.activeElement;
+  let el = liveActive(doc);
   for (let i = 0; i < 16 && el && (el.tagName === 'IFRAME' || el.tagName === 'FRAME'); i++) {
     let cd = null; try { cd = el.contentDocument; } catch (e) {}
-    if (!cd || !cd.activeElement || cd.activeElement === cd.body) break;
-    el = cd.activeElement;
+    const inner = cd ? liveActive(cd) : null;
+    if (!inner) break;
+    el = inner;
   }
-  if (!el || el === doc.body) return null;
+  if (!el) return null;
   return el.getAttribute('data-arl-bid');
 }
 async function snapshot(counter, force) {
+  if (navigationPending()) leaving = true;
   if (leaving && !force) return {leaving: true};
   leaving = false;
   if (document.readyState !== 'complete') {
