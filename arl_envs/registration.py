@@ -101,7 +101,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl/web.miniwob-v0",
         "arl_envs.envs.web.miniwob:MiniWoBEnv",
         "MiniWoB++ task pages (miniwob package) with their own reward, kwarg task= (default click-checkboxes): "
-        "130 tasks, 34 with scripted experts; `arl-envs list --miniwob` lists them.",
+        "130 tasks, 38 with scripted experts; `arl-envs list --miniwob` lists them.",
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
     ),

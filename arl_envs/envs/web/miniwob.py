@@ -68,6 +68,9 @@ MINIWOB_ROOT = "miniwob"
 SUCCESS_RAW_REWARD = 1.0 - 1e-9
 #: Default turn budget of an episode (the page's own timer is cancelled, see the module docstring).
 DEFAULT_MAX_TURNS = 30
+#: Milliseconds ``arlState()`` waits for the episode to start when asked during page load (then answers anyway,
+#: with ``started`` False, which the validator treats as not done).
+START_WAIT_MS = 5000
 #: Upper bound of the per-episode page seed (``"arl-<n>"``, ``0 <= n < SEED_RANGE``).
 SEED_RANGE = 2**31 - 1
 
@@ -225,7 +228,7 @@ _HEAD = (
 _START_JS = r"""
 <script>
 (function () {
-  var SEED = %SEED%;
+  var SEED = %SEED%, START_WAIT_MS = %START_WAIT_MS%;
   var PROBE = %PROBE%;
   var started = false, startError = null;
   window.__arlPath = function (el) {
@@ -246,6 +249,7 @@ _START_JS = r"""
     return parts.join(' > ');
   };
   window.__arlText = function (el) { return (el.textContent || '').replace(/\s+/g, ' ').trim(); };
+  var waiters = [];
   function start() {
     if (started) return;
     started = true;
@@ -257,9 +261,11 @@ _START_JS = r"""
       clearTimeout(core.EP_TIMER);
       clearInterval(core.CD_TIMER);
     } catch (e) { startError = String(e && e.stack || e); }
+    var w = waiters; waiters = [];
+    w.forEach(function (f) { f(); });
   }
   window.addEventListener('load', start);
-  window.arlState = function () {
+  function readState() {
     var u = null, fields = null, probe = null, probeError = null;
     try {
       u = core.getUtterance();
@@ -276,6 +282,17 @@ _START_JS = r"""
       utterance: typeof u === 'string' ? u : null, fields: fields, probe: probe, probe_error: probeError,
       page_errors: (window.__arlErrors || []).slice()
     };
+  }
+  // Before the episode has started (a snapshot taken while the page loads, whose own 'load' listener may run
+  // before ours), answer once it has: the env's snapshot awaits this promise before reading the page.
+  window.arlState = function () {
+    if (started) return readState();
+    return new Promise(function (resolve) {
+      var answered = false;
+      function answer() { if (!answered) { answered = true; resolve(readState()); } }
+      waiters.push(answer);
+      setTimeout(answer, START_WAIT_MS);
+    });
   };
 })();
 </script>
@@ -307,7 +324,8 @@ def build_page(task: str, seed: str, probe_js: str | None = None) -> str:
     src = src[: m.end()] + load_seed + src[m.end():]
     head = re.search(r"<head[^>]*>", src, re.I)
     src = src[: head.end()] + _HEAD + src[head.end():] if head else _HEAD + src
-    start = _START_JS.replace("%SEED%", seed_js).replace("%PROBE%", probe_js or "null")
+    start = (_START_JS.replace("%SEED%", seed_js).replace("%PROBE%", probe_js or "null")
+             .replace("%START_WAIT_MS%", str(START_WAIT_MS)))
     end = src.lower().rfind("</body>")
     return src[:end] + start + src[end:] if end >= 0 else src + start
 
@@ -466,6 +484,14 @@ class MiniWoBEnv(_web_env_class()):  # type: ignore[misc]
         """Whether this task has a scripted expert."""
         return self.task.has_expert
 
+    def _use_task(self, task: str) -> None:
+        """Switch to another MiniWoB++ task from the next reset on (the survey loads every page with one env).
+
+        Raises:
+            UnknownMiniWoBTask: ``task`` is not listed.
+        """
+        self.task = MiniWoBTask(task)
+
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:
         # the utterance is drawn by the page itself: show it as the goal once the page has started
         tid, obs = super()._reset_task(task_id)
@@ -533,19 +559,22 @@ def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
 
 
 def survey(tasks: list[str] | None = None, seed: int = 0) -> list[dict[str, Any]]:
-    """:func:`survey_task` over ``tasks`` (default: every page of the package), one env per task, one browser."""
+    """:func:`survey_task` over ``tasks`` (default: every page of the package) with one env (one browser context)."""
     from arl_envs.envs.web.browser import hold_browser
 
     names = tasks if tasks is not None else all_task_pages()
     out = []
+    for name in names:
+        if name not in MINIWOB_TASKS:
+            MINIWOB_TASKS[name] = MiniWoBTaskInfo(name)  # surveyed but not (yet) listed
     with hold_browser():
-        for name in names:
-            if name not in MINIWOB_TASKS:
-                MINIWOB_TASKS[name] = MiniWoBTaskInfo(name)  # surveyed but not (yet) listed
-            env = MiniWoBEnv(name)
-            try:
+        env = MiniWoBEnv(names[0]) if names else None
+        try:
+            for name in names:
+                env._use_task(name)
                 out.append(survey_task(env, seed))
-            finally:
+        finally:
+            if env is not None:
                 env.close()
     return out
 

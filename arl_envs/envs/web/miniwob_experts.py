@@ -315,3 +315,55 @@ def _focus_text(view: ExpertView) -> str:
 def _focus_text_2(view: ExpertView) -> str:
     n = _utterance(view, r"Focus into the (\d)(?:st|nd|rd) input textbox\.").group(1)
     return _click(view, f"#tt{n}")
+
+
+# ------------------------------------------------------------------ copy, multi-select, feedback loops
+@_register("copy-paste", elements(inputs="#area input", source="#to-copy"))
+def _copy_paste(view: ExpertView) -> str:
+    return _fill_then(view, [("#answer-input", _probe(view)["source"][0]["value"])], "#subbtn")
+
+
+@_register("copy-paste-2", elements(inputs="#area input", sources="#area textarea"))
+def _copy_paste_2(view: ExpertView) -> str:
+    n = _utterance(view, r"Copy the text from the (\d)(?:st|nd|rd) text area").group(1)
+    source = _first(_probe(view)["sources"], lambda t: t["id"] == f"text-{n}", f"text area {n}")
+    return _fill_then(view, [("#answer-input", source["value"])], "#subbtn")
+
+
+@_register(
+    "click-scroll-list",
+    elements(
+        options="#options option",
+        buttons="#area button",
+        extra={"selected": "Array.from(document.getElementById('options').selectedOptions).map(o => o.textContent)"},
+    ),
+)
+def _click_scroll_list(view: ExpertView) -> str:
+    wanted = _utterance(view, r"^Select (.*) from the scroll list and click Submit\.$").group(1)
+    names = [o["text"] for o in _probe(view)["options"]]
+    # the page joins one or two names with ", " (names such as countries may hold commas themselves)
+    if wanted in names:
+        pick = [wanted]
+    else:
+        pairs = [[a, b] for a in names for b in names if a != b and f"{a}, {b}" == wanted]
+        if not pairs:
+            raise ExpertError(f"no options make {wanted!r}")
+        pick = pairs[0]
+    if sorted(_probe(view)["selected"] or []) != sorted(pick):
+        return f"select_option({json.dumps(view.bid('#options'))}, {json.dumps(pick, ensure_ascii=False)})"
+    return _click(view, _first(_probe(view)["buttons"], lambda b: b["text"] == "Submit", "Submit"))
+
+
+@_register("guess-number", elements(inputs="#area input", higher="#higher span", lower="#lower span",
+                                    feedback="#feedback div"))
+def _guess_number(view: ExpertView) -> str:
+    probe = _probe(view)
+    visible = {d["id"] for d in probe["feedback"] if d["visible"]}
+    # stateless search from the page's own feedback: start at 5, then step towards the number
+    if "higher" in visible:
+        guess = int(probe["higher"][0]["text"]) + 1
+    elif "lower" in visible:
+        guess = int(probe["lower"][0]["text"]) - 1
+    else:
+        guess = 5
+    return _fill_then(view, [("#tt", str(guess))], "#subbtn")

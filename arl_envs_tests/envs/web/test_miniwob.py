@@ -1,8 +1,9 @@
 """``arl/web.miniwob-v0``: the miniwob package's task pages on our Chromium backend, with a real headless Chromium.
 
-CI cost: the full conformance suite runs on the 20 tasks of :data:`CONFORMANCE_TASKS` (few fuzzed actions, one
-random episode); the other expert tasks run only their expert on seeds 0-4; one task without an expert runs the
-suite to show that only the expert check is skipped; every listed task is loaded once (slow).
+CI cost: the conformance suite runs on the 20 tasks of :data:`CONFORMANCE_TASKS` (few fuzzed actions, one random
+episode; gymnasium's ``check_env``, which tests the env class's API, on 4 of them); the other expert tasks run only
+their expert on seeds 0-4; one task without an expert runs the suite to show that only the expert check is
+skipped; every listed task is loaded once (slow).
 
 Skipped (with the reason) only when Playwright, Chromium or the miniwob package is missing on the machine.
 """
@@ -52,6 +53,9 @@ CONFORMANCE_TASKS = (
 EXPERT_ONLY_TASKS = tuple(sorted(set(EXPERTS) - set(CONFORMANCE_TASKS)))
 #: A task without an expert, for the skip-only-the-expert-check test.
 NO_EXPERT_TASK = "click-color"
+#: Tasks whose conformance run includes gymnasium's ``check_env`` (14 resets). It exercises the env class's API,
+#: the same code for every task, so the other conformance tasks skip it (CI cost).
+CHECK_ENV_TASKS = ("click-checkboxes", "click-dialog-2", "enter-text", "click-tab-2")
 #: Fuzzed actions and random episodes per conformance run (CI cost; fuzz must still never raise).
 N_FUZZ = 8
 N_RANDOM_EPISODES = 1
@@ -73,6 +77,7 @@ def test_every_package_page_is_listed_and_counts_match_the_id_description() -> N
     assert [r["task"] for r in rows] == sorted(MINIWOB_TASKS)
     assert {r["task"] for r in rows if r["expert"]} == set(EXPERTS)
     assert set(CONFORMANCE_TASKS) <= set(EXPERTS) and NO_EXPERT_TASK not in EXPERTS
+    assert set(CHECK_ENV_TASKS) <= set(CONFORMANCE_TASKS) and len(CONFORMANCE_TASKS) == 20
 
 
 def test_build_page_seeds_starts_and_keeps_the_page_code() -> None:
@@ -195,16 +200,14 @@ def test_unicode_page_is_decoded_as_utf8() -> None:
 
 @pytest.mark.slow
 def test_page_timer_is_cancelled() -> None:
-    """click-test's page would end the episode with reward -1 after 10 s (core.EPISODE_MAX_TIME); ours waits."""
-    env = gym.make(ENV_ID, task="click-test")
+    """use-colorwheel's page ends its episode with reward -1 after 7 s (core.EPISODE_MAX_TIME = 7000); ours waits."""
+    env = gym.make(ENV_ID, task="use-colorwheel")
     try:
         env.reset(seed=0)
-        time.sleep(10.5)
+        time.sleep(7.5)
         _, _, term, trunc, info = env.step("noop()")
-        assert not term and not trunc and info["miniwob"]["done"] is False
-        ep_action = env.unwrapped.expert_action()
-        _, _, term, _, info = env.step(ep_action)
-        assert term and info["success"]
+        assert not term and not trunc
+        assert info["miniwob"]["done"] is False and info["miniwob"]["raw_reward"] == 0
     finally:
         env.close()
 
@@ -213,7 +216,9 @@ def test_page_timer_is_cancelled() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("task", CONFORMANCE_TASKS)
 def test_conformance_expert_tasks(task: str) -> None:
-    report = check_conformance(ENV_ID, env_kwargs={"task": task}, n_fuzz=N_FUZZ, n_random_episodes=N_RANDOM_EPISODES)
+    skip = () if task in CHECK_ENV_TASKS else ("gymnasium_check_env",)
+    report = check_conformance(ENV_ID, env_kwargs={"task": task}, n_fuzz=N_FUZZ, n_random_episodes=N_RANDOM_EPISODES,
+                               skip=skip)
     assert report.passed, report.summary()
     assert not any(r.message.startswith("skipped") for r in report.results), report.summary()
 
@@ -248,12 +253,14 @@ def test_conformance_without_expert_skips_only_the_expert_check() -> None:
 def test_every_listed_task_loads_and_starts() -> None:
     """The survey (``python -m arl_envs.envs.web.miniwob --survey``) in one pass: one reset per task."""
     bad = []
-    for name in MINIWOB_TASKS:
-        env = MiniWoBEnv(name)
-        try:
+    env = MiniWoBEnv("click-test")
+    try:
+        for name in MINIWOB_TASKS:
+            env._use_task(name)
             row = survey_task(env, seed=1, repeat=False)
-        finally:
-            env.close()
-        if not row["ok"]:
-            bad.append((name, row["problem"]))
+            assert row["task"] == name and env.unwrapped.task.task == name
+            if not row["ok"]:
+                bad.append((name, row["problem"]))
+    finally:
+        env.close()
     assert not bad, bad
