@@ -53,8 +53,9 @@ import json
 import pathlib
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -153,7 +154,7 @@ def miniwob_html_dir() -> pathlib.Path:
     spec = importlib.util.find_spec("miniwob")
     if spec is None or not spec.submodule_search_locations:
         raise DependencyNotInstalled(_INSTALL)
-    html = pathlib.Path(list(spec.submodule_search_locations)[0]) / "html"
+    html = pathlib.Path(next(iter(spec.submodule_search_locations))) / "html"
     if not (html / "core" / "core.js").is_file():
         raise DependencyNotInstalled(f"the miniwob package has no html/core/core.js at {html}; {_INSTALL}")
     return html
@@ -298,7 +299,7 @@ _START_JS = r"""
 </script>
 """
 
-_CORE_TAG = re.compile(r"""<script[^>]*src=["']core/core\.js["'][^>]*>\s*</script>""", re.I)
+_CORE_TAG = re.compile(r"""<script[^>]*src=["']core/core\.js["'][^>]*>\s*</script>""", re.IGNORECASE)
 
 
 def build_page(task: str, seed: str, probe_js: str | None = None) -> str:
@@ -322,7 +323,7 @@ def build_page(task: str, seed: str, probe_js: str | None = None) -> str:
     seed_js = json.dumps(seed)
     load_seed = f"<script>Math.seedrandom({json.dumps(seed + ':load')});</script>"
     src = src[: m.end()] + load_seed + src[m.end():]
-    head = re.search(r"<head[^>]*>", src, re.I)
+    head = re.search(r"<head[^>]*>", src, re.IGNORECASE)
     src = src[: head.end()] + _HEAD + src[head.end():] if head else _HEAD + src
     start = (_START_JS.replace("%SEED%", seed_js).replace("%PROBE%", probe_js or "null")
              .replace("%START_WAIT_MS%", str(START_WAIT_MS)))
@@ -542,7 +543,7 @@ def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
         obs1, _ = env.reset(seed=seed)
         state = dict(env._state)
         obs2 = env.reset(seed=seed)[0] if repeat else None
-    except Exception as exc:  # a page that cannot load is a survey result, not a crash
+    except Exception as exc:  # noqa: BLE001  (a page that cannot load is a survey result, not a crash)
         return {"task": task, "ok": False, "same_instance": False, "utterance": None,
                 "problem": f"{type(exc).__name__}: {exc}"}
     problems = []

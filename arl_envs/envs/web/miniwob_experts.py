@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from arl_envs.envs.web.miniwob import Expert
 from arl_envs.envs.web.task import ExpertError, ExpertView, act
@@ -64,7 +65,7 @@ def _probe(view: ExpertView) -> dict[str, Any]:
 
 def _utterance(view: ExpertView, pattern: str) -> re.Match[str]:
     text = view.state.get("utterance") or ""
-    m = re.search(pattern, text, re.S)
+    m = re.search(pattern, text, re.DOTALL)
     if m is None:
         raise ExpertError(f"utterance {text!r} does not match {pattern!r}")
     return m

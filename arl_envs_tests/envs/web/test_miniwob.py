@@ -19,10 +19,10 @@ import pytest
 pytest.importorskip("playwright.async_api", reason="playwright is not installed (pip install 'arl-envs[web]')")
 pytest.importorskip("miniwob", reason="the miniwob package is not installed (pip install 'arl-envs[web]')")
 
-import arl_envs  # noqa: E402,F401  (registers the ids)
-from arl_envs.agents import ExpertAgent, RandomAgent, run_episode  # noqa: E402
-from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium, hold_browser  # noqa: E402
-from arl_envs.envs.web.miniwob import (  # noqa: E402
+import arl_envs  # noqa: F401  (registers the ids)
+from arl_envs.agents import ExpertAgent, RandomAgent, run_episode
+from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium, hold_browser
+from arl_envs.envs.web.miniwob import (
     MINIWOB_TASKS,
     SUCCESS_RAW_REWARD,
     MiniWoBEnv,
@@ -32,10 +32,10 @@ from arl_envs.envs.web.miniwob import (  # noqa: E402
     miniwob_task_rows,
     survey_task,
 )
-from arl_envs.envs.web.miniwob_experts import EXPERTS  # noqa: E402
-from arl_envs.envs.web.task import act  # noqa: E402
-from arl_envs.registration import ENVS  # noqa: E402
-from arl_envs.testing import check_conformance  # noqa: E402
+from arl_envs.envs.web.miniwob_experts import EXPERTS
+from arl_envs.envs.web.task import act
+from arl_envs.registration import ENVS
+from arl_envs.testing import check_conformance
 
 try:
     find_chromium()
@@ -124,7 +124,7 @@ def test_partial_checkbox_reward_is_not_success_and_full_reward_is() -> None:
         labels = {lab["text"]: lab["sel"] for lab in raw._state["probe"]["labels"]}
         for name in want[:-1]:
             _step(env, act("check", _bid_of(raw, f"{labels[name]} > input")))
-        obs, reward, term, trunc, info = _step(env, act("click", _bid_of(raw, "#subbtn")))
+        obs, _, term, trunc, info = _step(env, act("click", _bid_of(raw, "#subbtn")))
         assert term and not trunc
         page_raw = info["miniwob"]["raw_reward"]
         assert 0 < page_raw < 1, info["miniwob"]  # the page's own partial credit ...
@@ -151,7 +151,7 @@ def test_wrong_text_gets_the_pages_negative_reward_and_no_success() -> None:
         raw = env.unwrapped
         env.reset(seed=3)
         _step(env, act("fill", _bid_of(raw, "#tt"), "definitely not the name"))
-        obs, reward, term, trunc, info = _step(env, act("click", _bid_of(raw, "#subbtn")))
+        _, _, term, _, info = _step(env, act("click", _bid_of(raw, "#subbtn")))
         assert term and info["miniwob"]["raw_reward"] == -1.0
         assert info["success"] is False and info["reward_components"]["task"] == 0.0
     finally:
@@ -192,7 +192,7 @@ def test_unicode_page_is_decoded_as_utf8() -> None:
     env = gym.make(ENV_ID, task="unicode-test")
     try:
         obs, _ = env.reset(seed=0)
-        assert re.search("ÖK|Cancél|♥♥♥|确定|取消|ヘルプ", obs, re.I), obs[-500:]
+        assert re.search("ÖK|Cancél|♥♥♥|确定|取消|ヘルプ", obs, re.IGNORECASE), obs[-500:]
         assert "Ã" not in obs and "â™" not in obs
     finally:
         env.close()
