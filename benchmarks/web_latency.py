@@ -8,7 +8,8 @@ What is timed, all in ONE run on the same machine (the references come from ``be
   reading of the page state. Two observation modes: ``axtree`` and ``axtree+screenshot`` (PNG in info).
 * ours, own tasks (``arl/web.click-button-v0``, ``arl/web.enter-text-v0``): the same loop, clicking the ``h1``.
 * throughput: N = 1, 2, 4 envs (``arl/web.miniwob-v0``, ``click-test``), each in its own thread sharing the process's
-  one browser, stepping ``click(#area)`` for a fixed time: total steps/s.
+  one browser, stepping ``click(#area)`` with a reset every ``STEPS_PER_EPISODE`` steps, for a fixed time: total env
+  calls (steps + resets) per second.
 * references: the ``miniwob`` package's own Gymnasium env (Selenium, screenshots off) and BrowserGym's
   (``browsergym-miniwob`` at default settings, in the venv named by ``$ARL_BROWSERGYM_PYTHON``), if available.
 
@@ -123,7 +124,7 @@ def throughput(n_envs: int, seconds: float) -> dict[str, float]:
                 if term or trunc or counts[i] % STEPS_PER_EPISODE == 0:
                     env.reset()
                     counts[i] += 1  # a reset counts as one env call
-                action = _area_action(env, "#area")
+                    action = _area_action(env, "#area")  # (the bid stays valid while the page lives)
         except BaseException as exc:  # reported after the run
             errors.append(exc)
             with contextlib.suppress(threading.BrokenBarrierError):
