@@ -698,7 +698,6 @@ class WebEnv(AgentEnv):
 
     async def _perform(self, call: ToolCall) -> str | None:
         name, a = call.name, call.arguments
-        timeout_ms = self.action_timeout_s * 1000
         page = self._page
         if name in ("answer", "noop"):
             if name == "noop" and a.get("wait_ms"):
