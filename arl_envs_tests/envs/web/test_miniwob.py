@@ -80,6 +80,18 @@ def test_every_package_page_is_listed_and_counts_match_the_id_description() -> N
     assert set(CHECK_ENV_TASKS) <= set(CONFORMANCE_TASKS) and len(CONFORMANCE_TASKS) == 20
 
 
+def test_cli_lists_every_task_with_its_expert_flag() -> None:
+    from typer.testing import CliRunner
+
+    from arl_envs.cli import app
+
+    result = CliRunner().invoke(app, ["list", "--miniwob"], terminal_width=220)
+    assert result.exit_code == 0, result.output
+    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 4}
+    assert set(MINIWOB_TASKS) <= set(lines)
+    assert "yes" in lines["click-checkboxes"].split("│")[2] and "-" in lines[NO_EXPERT_TASK].split("│")[2]
+
+
 def test_build_page_seeds_starts_and_keeps_the_page_code() -> None:
     html = build_page("click-checkboxes", "arl-42")
     assert 'Math.seedrandom("arl-42:load")' in html and 'Math.seedrandom(SEED)' in html and '"arl-42"' in html
