@@ -38,8 +38,19 @@ def _kwargs(pairs: list[str]) -> dict[str, Any]:
 
 
 @app.command("list")
-def list_envs() -> None:
+def list_envs(
+    miniwob: bool = typer.Option(False, "--miniwob", help="List the MiniWoB++ tasks of arl/web.miniwob-v0 instead."),
+) -> None:
     """List every registered env id with a one-line description."""
+    if miniwob:
+        from arl_envs.envs.web.miniwob import miniwob_task_rows
+
+        table = Table("task (arl/web.miniwob-v0, task=...)", "expert", "deterministic", "note")
+        for row in miniwob_task_rows():
+            table.add_row(row["task"], "yes" if row["expert"] else "-", "yes" if row["deterministic"] else "no",
+                          row["note"])
+        console.print(table)
+        return
     from arl_envs.registration import ENVS
 
     table = Table("id", "description")

@@ -35,6 +35,22 @@ class EnvSpecRow:
     tags: tuple[str, ...] = ()
 
 
+def _web_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/web.<name>-v0`` for every task of ``arl_envs.envs.web.tasks`` (issue 11), generated from its REGISTRY."""
+    from arl_envs.envs.web.tasks import load_all
+
+    return tuple(
+        EnvSpecRow(
+            f"arl/web.{name}-v0",
+            "arl_envs.envs.web.env:WebEnv",
+            cls.description,
+            kwargs={"task": name},
+            tags=("browser", "slow"),
+        )
+        for name, cls in sorted(load_all().items())
+    )
+
+
 ENVS: tuple[EnvSpecRow, ...] = (
     EnvSpecRow(
         "arl/math.arithmetic-v0",
@@ -145,6 +161,16 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.embodied.scienceworld:ScienceWorldEnv",
         "ScienceWorld science tasks (needs Java): task/simplification kwargs, variation from the seed; gold-path expert.",
         tags=("slow",),
+    ),
+    # --- web (issue 11) ---
+    *_web_rows(),
+    EnvSpecRow(
+        "arl/web.miniwob-v0",
+        "arl_envs.envs.web.miniwob:MiniWoBEnv",
+        "MiniWoB++ task pages (miniwob package) with their own reward, kwarg task= (default click-checkboxes): "
+        "130 tasks, 38 with scripted experts; `arl-envs list --miniwob` lists them.",
+        kwargs={"task": "click-checkboxes"},
+        tags=("browser", "slow"),
     ),
 )
 

@@ -9,7 +9,12 @@ from arl_envs.registration import ENVS
 from arl_envs.testing import check_conformance
 
 
-@pytest.mark.parametrize("env_id", arl_envs.env_ids())
+#: Ids that start a browser: their conformance runs in their domain test with fewer fuzzed actions and one
+#: browser for all checks (arl_envs_tests/envs/web/test_web_conformance.py), to keep CI time down.
+_BROWSER_IDS = {row.id for row in ENVS if "browser" in row.tags}
+
+
+@pytest.mark.parametrize("env_id", [i for i in arl_envs.env_ids() if i not in _BROWSER_IDS])
 def test_conformance(env_id: str) -> None:
     report = check_conformance(env_id)
     assert report.passed, report.summary()

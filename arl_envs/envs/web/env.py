@@ -1,0 +1,888 @@
+"""``WebEnv``: a web task in a real headless Chromium (issue 11; ids ``arl/web.<task>-v0``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import mimetypes
+import re
+import zlib
+from typing import Any, ClassVar
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+
+from arl_envs.core.actions import ParseError
+from arl_envs.core.env import AgentEnv, Transition
+from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.tools import Tool, ToolCall
+from arl_envs.envs.web.actions import action_help, format_action, parse_action, web_tools
+from arl_envs.envs.web.axtree import ACTION_CALL, RESOLVE_CALL, SNAPSHOT_CALL, SNAPSHOT_JS, Snapshot, check_bid
+from arl_envs.envs.web.browser import BrowserCallTimeout, BrowserCrashed, BrowserUnavailable, get_host
+from arl_envs.envs.web.task import (
+    REGISTRY,
+    TASK_ORIGIN,
+    ExpertView,
+    Score,
+    TaskInstance,
+    WebTask,
+    canonical_url,
+    task_url,
+)
+
+#: Observation modes.
+OBS_MODES = ("axtree", "axtree+screenshot")
+#: Seconds one action may take (Playwright's actionability wait: visible, enabled, stable, not covered).
+ACTION_TIMEOUT_S = 2.0
+#: Seconds a navigation (reset's page load, go_back, go_forward) may take.
+NAVIGATION_TIMEOUT_S = 10.0
+#: Seconds a whole step or reset may take before the browser is declared hung (``env_error``).
+STEP_TIMEOUT_S = 30.0
+#: Page size in CSS pixels (width, height); screenshots are this size.
+DEFAULT_VIEWPORT = (800, 600)
+#: ``Date.now()`` in every page (Playwright's fixed clock) so dates render the same on every run; timers still run.
+DEFAULT_FIXED_TIME = "2024-03-15T10:00:00Z"
+#: Attempts at a snapshot when a navigation destroys the page's JS context in the middle of one.
+SNAPSHOT_ATTEMPTS = 8
+#: Seconds a snapshot waits for a navigation an action started (then it observes whatever document is there).
+NAVIGATION_WAIT_S = 5.0
+#: Seconds to wait for a tab the page asked to open (window.open, a link with a target).
+POPUP_WAIT_S = 2.0
+#: Intermediate mouse moves of a drag.
+DRAG_STEPS = 5
+#: Dialog messages kept for the next observation.
+MAX_DIALOGS = 5
+#: Clean browser contexts kept per process for the next env (a new context costs a new renderer process).
+MAX_POOLED_CONTEXTS = 4
+#: Instance seeds are drawn in [0, INSTANCE_SEED_RANGE).
+INSTANCE_SEED_RANGE = 2**31 - 1
+
+_TASK_ID_RE = re.compile(r"^(?:(?P<name>[a-z0-9-]+):)?(?P<seed>\d{1,10})$")
+
+#: Prepended to every served HTML page: seeds ``Math.random`` from the instance seed and the page path, so page
+#: scripts that draw random numbers give the same page for the same seed.
+_PRELUDE = (
+    "<script>(()=>{let s=%d>>>0;Math.random=function(){s=(s+0x6D2B79F5)>>>0;let t=s;"
+    "t=Math.imul(t^(t>>>15),t|1);t^=t+Math.imul(t^(t>>>7),t|61);return((t^(t>>>14))>>>0)/4294967296;};})();</script>"
+)
+
+
+def _resolve_task(task: str | WebTask | type[WebTask]) -> WebTask:
+    if isinstance(task, WebTask):
+        return task
+    if isinstance(task, type) and issubclass(task, WebTask):
+        return task()
+    if isinstance(task, str):
+        from arl_envs.envs.web import tasks  # noqa: F401  (registers our tasks)
+
+        cls = REGISTRY.get(task)
+        if cls is None:
+            raise ValueError(f"unknown web task {task!r}; known: {', '.join(sorted(REGISTRY))}")
+        return cls()
+    raise TypeError(f"task must be a task name, a WebTask or a WebTask subclass, got {type(task).__name__}")
+
+
+def _content_type(path: str) -> str:
+    ctype, _ = mimetypes.guess_type(path)
+    if ctype is None:
+        return "application/octet-stream"
+    if ctype.startswith("text/") or ctype in ("application/javascript", "application/json", "image/svg+xml"):
+        return f"{ctype}; charset=utf-8"
+    return ctype
+
+
+def _inject_prelude(html: bytes, seed: int) -> bytes:
+    script = (_PRELUDE % seed).encode()
+    low = html[:4096].lower()
+    i = low.find(b"<head")
+    if i != -1:
+        j = html.find(b">", i)
+        if j != -1:
+            return html[: j + 1] + script + html[j + 1 :]
+    k = low.find(b"<html")
+    if k != -1:
+        j = html.find(b">", k)
+        if j != -1:
+            return html[: j + 1] + script + html[j + 1 :]
+    if low.lstrip().startswith(b"<!doctype"):
+        j = html.find(b">")
+        return html[: j + 1] + script + html[j + 1 :]
+    return script + html
+
+
+class WebEnv(AgentEnv):
+    """A web task (a page family with a seeded instance) in a real headless Chromium.
+
+    Description:
+        Each episode draws a :class:`~arl_envs.envs.web.task.TaskInstance` from the seed, serves its files under
+        ``http://arl.test/<task>/`` (request routing inside the browser context; every other URL is blocked) and
+        opens ``index.html``. The agent acts on the page through element ids from the accessibility tree; the
+        task's validator reads the real page state (``window.arlState()``) after every step.
+
+    Observation:
+        Text: the goal, the URL, the open tabs, the focused element, the last action and its error (if any), any
+        dialog the page opened (accepted automatically), then the accessibility tree with an element id (bid)
+        before each element (format: :mod:`arl_envs.envs.web.axtree`). Bids are scoped to the page's document: a
+        bid from a page that has been navigated away from is reported as "stale element id" and nothing is
+        clicked. With ``obs_mode="axtree+screenshot"``, ``info["screenshot"]`` holds the viewport as PNG bytes
+        (``viewport`` size) at reset and after every step; ``render()`` with ``render_mode="rgb_array"`` returns
+        it as an ``(H, W, 3) uint8`` array.
+
+    Action:
+        One BrowserGym-style call per turn (native format, parsed with ``ast``): ``click(bid)``,
+        ``dblclick(bid)``, ``hover(bid)``, ``fill(bid, value)``, ``select_option(bid, options)``, ``check(bid)``,
+        ``uncheck(bid)``, ``press(bid, key_comb)``, ``scroll(delta_x, delta_y)``, ``drag(from_bid, to_bid)``,
+        ``go_back()``, ``go_forward()``, ``tab_focus(index)``, ``noop(wait_ms=0)``, ``answer(text)``. Unknown,
+        stale, hidden or disabled elements and actions that time out (``action_timeout_s``, default
+        :data:`ACTION_TIMEOUT_S` = 2 s) give an error observation (``info["last_action_error"]``); the episode
+        goes on. A malformed call is a format error (``info["action_error"]``, ``format`` penalty).
+
+    Tools:
+        The same 15 actions as tools (``action_format="json"``), see :func:`arl_envs.envs.web.actions.web_tools`.
+
+    Rewards:
+        ``task``: 1 when the episode ends in the task's EXACT goal state, else 0 (no partial credit).
+        ``progress``: ``1 / n_subgoals`` the first time each validator sub-goal is reached (weight 0.1).
+        ``format``: -1 per malformed action (weight 0.1).
+
+    Episode end:
+        ``terminated`` when the validator says done (goal reached, or an irrecoverable wrong state), after
+        ``answer(...)``, or after more than ``max_invalid_actions`` malformed actions. ``truncated`` at
+        ``max_turns`` (default: the task's ``max_turns``) or on a browser failure (``info["env_error"]``: the
+        next ``reset`` starts a fresh browser).
+
+    Arguments:
+        task: Task name (``REGISTRY`` key), a :class:`WebTask` subclass or instance.
+        obs_mode: ``"axtree"`` or ``"axtree+screenshot"``.
+        action_format: ``"native"`` or ``"json"``.
+        reward_weights: Overrides of ``{"task": 1.0, "progress": 0.1, "format": 0.1}``.
+        max_turns: Steps before truncation (default: the task's ``max_turns``).
+        max_invalid_actions: Malformed actions tolerated (default 3).
+        render_mode: None, ``"ansi"`` (transcript) or ``"rgb_array"`` (screenshot array).
+        viewport: ``(width, height)`` in CSS pixels.
+        action_timeout_s: Seconds per action.
+        step_timeout_s: Watchdog seconds per step/reset (a hung browser becomes ``env_error``).
+        fixed_time: ISO time ``Date.now()`` returns in pages (None: the real clock, not reproducible).
+
+    Version history:
+        v0: first version (issue 11).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
+    default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
+    default_max_turns: ClassVar[int] = 20
+    default_max_invalid_actions: ClassVar[int] = 3
+
+    def __init__(
+        self,
+        task: str | WebTask | type[WebTask] = "click-button",
+        *,
+        obs_mode: str = "axtree",
+        action_format: str = "native",
+        reward_weights: dict[str, float] | None = None,
+        max_turns: int | None = None,
+        max_invalid_actions: int | None = None,
+        render_mode: str | None = None,
+        viewport: tuple[int, int] = DEFAULT_VIEWPORT,
+        action_timeout_s: float = ACTION_TIMEOUT_S,
+        step_timeout_s: float = STEP_TIMEOUT_S,
+        fixed_time: str | None = DEFAULT_FIXED_TIME,
+    ) -> None:
+        self.task = _resolve_task(task)
+        super().__init__(
+            action_format=action_format,
+            reward_weights=reward_weights,
+            max_turns=self.task.max_turns if max_turns is None else max_turns,
+            max_invalid_actions=max_invalid_actions,
+            render_mode=render_mode,
+        )
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+        w, h = (int(v) for v in viewport)
+        if w < 50 or h < 50:
+            raise ValueError(f"viewport must be at least 50x50, got {viewport!r}")
+        if action_timeout_s <= 0 or step_timeout_s <= action_timeout_s:
+            raise ValueError("need 0 < action_timeout_s < step_timeout_s")
+        self.obs_mode = obs_mode
+        self.viewport = (w, h)
+        self.action_timeout_s = float(action_timeout_s)
+        self.step_timeout_s = float(step_timeout_s)
+        self.fixed_time = fixed_time
+        self._host = get_host()
+        self._host.acquire()
+        self._released = False
+        self._ctx: Any = None
+        self._ctx_generation = -1
+        self._pages: list[Any] = []
+        self._active = 0
+        self._slot: _ContextSlot | None = None
+        self._instance: TaskInstance | None = None
+        self._instance_seed = 0
+        self._files: dict[str, bytes] = {}
+        self._counter = 0
+        self._snap: Snapshot | None = None
+        self._state: dict[str, Any] = {}
+        self._dialogs: list[str] = []
+        self._crashed: str | None = None
+        self._credited: set[str] = set()
+        self._screenshot: bytes | None = None
+        self._last_action = ""
+        self._last_error: str | None = None
+        self._tab_titles: list[str] = []
+        self._fresh_pages: set[Any] = set()
+
+    # ================================================================ AgentEnv hooks
+    def tools(self) -> list[Tool]:
+        return web_tools()
+
+    def instructions(self) -> str:
+        if self.action_format == "json":
+            how = self.json_format_instructions()
+        else:
+            how = (
+                "Reply with exactly ONE action per turn, written as a Python call with literal arguments, e.g. "
+                'click("a12") or fill("a5", "some text"). Available actions:\n' + action_help()
+            )
+        return (
+            "You are operating a web browser to accomplish a goal. Each observation shows the page's accessibility "
+            "tree; every element you can act on has an id in [brackets] (e.g. [a12]). Ids belong to the page they "
+            "were shown on: after the page changes, use the ids of the newest observation. When the goal asks for "
+            "information, reply with answer(\"...\"), which ends the episode.\n" + how
+        )
+
+    def _reset_task(self, task_id: str | None) -> tuple[str, str]:
+        if task_id is None:
+            seed = int(self.np_random.integers(INSTANCE_SEED_RANGE))
+        else:
+            m = _TASK_ID_RE.match(task_id)
+            if m is None or (m.group("name") and m.group("name") != self.task.name):
+                raise TaskLoadError(f"task_id must be '{self.task.name}:<seed>' or '<seed>', got {task_id!r}")
+            seed = int(m.group("seed"))
+        self._instance_seed = seed
+        self._instance = self.task.setup(np.random.default_rng(seed))
+        if "index.html" not in self._instance.files:
+            raise TaskLoadError(f"task {self.task.name!r} produced no index.html")
+        self._files = {
+            k.lstrip("/"): (v.encode("utf-8") if isinstance(v, str) else bytes(v))
+            for k, v in self._instance.files.items()
+        }
+        self._credited = set()
+        self._dialogs = []
+        self._last_action = ""
+        self._last_error = None
+        self._screenshot = None
+        try:
+            self._host.call(self._reset_async(), self.step_timeout_s)
+        except Exception as first:
+            if not self._is_browser_error(first):
+                raise
+            # one retry on a fresh context (and a fresh browser when it died, e.g. killed between episodes)
+            self._drop_context()
+            try:
+                self._host.call(self._reset_async(), self.step_timeout_s)
+            except Exception as exc:
+                if isinstance(exc, BrowserUnavailable):
+                    raise
+                raise BrowserUnavailable(f"the browser could not open the task page: {_first_line(exc)}") from first
+        return f"{self.task.name}:{seed}", self._observation(first=True)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode (see :meth:`AgentEnv.reset`); with a screenshot obs mode, info has ``screenshot``.
+
+        Raises:
+            BrowserUnavailable: Chromium is missing or cannot open the page even on a fresh browser.
+            TaskLoadError: Malformed ``options["task_id"]``.
+        """
+        obs, info = super().reset(seed=seed, options=options)
+        if self.obs_mode == "axtree+screenshot":
+            info["screenshot"] = self._screenshot
+        info["url"] = self._snap.url if self._snap else ""
+        return obs, info
+
+    def _parse_native(self, text: str) -> list[ToolCall]:
+        return [parse_action(text)]
+
+    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        return format_action(name, arguments)
+
+    def _step_calls(self, calls: list[ToolCall]) -> Transition:
+        call = calls[0]
+        self._last_action = format_action(call.name, call.arguments)
+        answer = str(call.arguments["text"]) if call.name == "answer" else None
+        try:
+            if self._crashed:
+                raise BrowserCrashed(self._crashed)
+            error = self._host.call(self._step_async(call), self.step_timeout_s)
+        except Exception as exc:
+            if not (isinstance(exc, (BrowserCrashed, BrowserCallTimeout)) or self._is_browser_error(exc)):
+                raise
+            self._drop_context()
+            msg = f"browser failure: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            return Transition(observation=f"The browser failed ({msg}); the episode ends.", env_error=msg)
+        self._last_error = error
+        assert self._instance is not None
+        try:
+            score = self.task.validate(self._state, self._instance.goal, answer)
+            if not isinstance(score, Score):
+                raise TypeError(f"validate returned {type(score).__name__}, not Score")
+        except Exception as exc:  # a validator bug must not crash a training loop
+            msg = f"validator of task {self.task.name!r} failed: {type(exc).__name__}: {exc}"
+            return Transition(observation=f"Internal error ({msg}); the episode ends.", env_error=msg)
+        parts: dict[str, float] = {}
+        new = {str(s) for s in score.subgoals} - self._credited
+        room = self.task.n_subgoals - len(self._credited)
+        new = set(sorted(new)[: max(0, room)])
+        if new:
+            self._credited |= new
+            parts["progress"] = len(new) / self.task.n_subgoals
+        terminated = bool(score.done or score.success or answer is not None)
+        success = bool(score.success) and terminated
+        if terminated:
+            parts["task"] = 1.0 if success else 0.0
+        info: dict[str, Any] = {
+            "last_action_error": error,
+            "url": self._snap.url if self._snap else "",
+            "subgoals": sorted(self._credited),
+        }
+        if self.obs_mode == "axtree+screenshot":
+            info["screenshot"] = self._screenshot
+        obs = self._observation()
+        if terminated:
+            obs += "\n\n[The episode is over: " + ("goal reached.]" if success else "the goal was not reached.]")
+        return Transition(observation=obs, parts=parts, terminated=terminated, success=success, info=info)
+
+    def expert_action(self) -> str:
+        """The scripted expert's next action (the task's :meth:`WebTask.expert` on the current page).
+
+        Raises:
+            ResetNeeded: No running episode.
+            ExpertError: The task's expert cannot find what it needs.
+        """
+        if not self._episode_active or self._snap is None or self._instance is None:
+            raise ResetNeeded("no running episode: call reset() first")
+        snap = self._snap
+
+        def resolver(selector: str) -> list[str]:
+            found = self._host.call(self._resolve_async(selector), self.step_timeout_s)
+            return [b for b in found if b in snap.bids]
+
+        view = ExpertView(snap.tree, self._state.get("url", ""), dict(self._state), resolver)
+        native = self.task.expert(view, self._instance.goal)
+        if self.action_format == "native":
+            return native
+        call = parse_action(native)
+        return self.render_call(call.name, self._tool_map()[call.name].validate(call.arguments))
+
+    def render(self) -> Any:
+        """``"ansi"``: the transcript; ``"rgb_array"``: the active page's viewport as ``(H, W, 3) uint8``."""
+        if self.render_mode == "rgb_array":
+            if self._ctx is None or self._crashed:
+                return np.zeros((self.viewport[1], self.viewport[0], 3), dtype=np.uint8)
+            try:
+                png = self._host.call(self._screenshot_async(), self.step_timeout_s)
+            except Exception as exc:
+                if not (isinstance(exc, (BrowserCrashed, BrowserCallTimeout)) or self._is_browser_error(exc)):
+                    raise
+                return np.zeros((self.viewport[1], self.viewport[0], 3), dtype=np.uint8)
+            return png_to_array(png)
+        return super().render()
+
+    def _close(self) -> None:
+        try:
+            if self._slot is not None and self._host.loop.alive:
+                with contextlib.suppress(Exception):
+                    self._host.call(self._close_context_async(), self.step_timeout_s)
+        finally:
+            self._ctx = None
+            self._pages = []
+            if not self._released:
+                self._released = True
+                self._host.release()
+
+    # ================================================================ observation text
+    def _observation(self, first: bool = False) -> str:
+        snap = self._snap
+        assert snap is not None and self._instance is not None
+        lines = [f"Goal: {self._instance.utterance}", f"URL: {snap.url}"]
+        tabs = self._tab_titles
+        lines.append(
+            "Tabs: "
+            + "; ".join(f"{i}: {t!r}{' (active)' if i == self._active else ''}" for i, t in enumerate(tabs))
+        )
+        lines.append(f"Focused element: {snap.focused or 'none'}")
+        if not first:
+            lines.append(f"Last action: {self._last_action}")
+            if self._last_error:
+                lines.append(f"Last action error: {self._last_error}")
+        if self._dialogs:
+            lines.append("Dialogs (accepted): " + " | ".join(self._dialogs))
+            self._dialogs = []
+        return "\n".join(lines) + "\n\nAccessibility tree:\n" + snap.tree
+
+    # ================================================================ async side (loop thread)
+    async def _reset_async(self) -> None:
+        host = self._host
+        browser = await host.browser_async()
+        slot = self._slot
+        if slot is None or slot.generation != host.generation or slot.page is None or slot.page.is_closed():
+            await self._close_context_async(pool=False)
+            await self._acquire_slot_async(browser)
+        else:
+            await self._clean_slot_async(slot)
+        assert self._slot is not None
+        history_dirty = self._counter > 1 or len(self._pages) > 1
+        self._pages = [self._slot.page]
+        self._fresh_pages = set()
+        self._active = 0
+        self._counter = 0
+        page = self._pages[0]
+        url = task_url(self.task.name)
+        fast = None
+        if page.url.startswith(TASK_ORIGIN + "/"):
+            # fast path: the previous task page clears its origin's storage and loads the new page in place
+            # (renderer-initiated, same process; one round trip instead of a browser navigation)
+            with contextlib.suppress(Exception):
+                fast = await page.evaluate(
+                    "(url) => (window.__arl && window.__arl.fresh) ? window.__arl.fresh(url) : null", url
+                )
+        if fast is None:
+            await self._slot.ctx.clear_cookies()
+            await page.goto(url, wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+            history_dirty = True
+        elif fast.get("cookies"):
+            await self._slot.ctx.clear_cookies()
+        await self._snapshot_async()
+        if history_dirty:
+            await self._slot.cdp.send("Page.resetNavigationHistory")
+
+    async def _acquire_slot_async(self, browser: Any) -> None:
+        """Take a clean pooled context with this env's settings, or make one."""
+        key = (self.viewport, self.fixed_time)
+        pool = self._host.context_pool
+        slot = None
+        while pool:
+            cand = pool.pop()
+            if cand.key == key and cand.generation == self._host.generation and not cand.page.is_closed():
+                slot = cand
+                break
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(cand.ctx.close(), 10)
+        if slot is None:
+            ctx = await browser.new_context(
+                viewport={"width": self.viewport[0], "height": self.viewport[1]},
+                device_scale_factor=1,
+                locale="en-US",
+                timezone_id="UTC",
+                service_workers="block",
+                accept_downloads=False,
+                reduced_motion="reduce",
+            )
+            slot = _ContextSlot(ctx, key, self._host.generation)
+            slot.owner = self
+            if self.fixed_time is not None:
+                await ctx.clock.set_fixed_time(self.fixed_time)
+            await ctx.add_init_script(SNAPSHOT_JS)
+            await ctx.route("**/*", slot.route)
+            ctx.on("page", slot.on_page)
+            slot.page = await ctx.new_page()
+            slot.cdp = await ctx.new_cdp_session(slot.page)
+        slot.owner = self
+        self._slot = slot
+        self._ctx = slot.ctx
+        self._ctx_generation = slot.generation
+        self._crashed = None
+
+    async def _clean_slot_async(self, slot: _ContextSlot) -> None:
+        """Close the previous episode's extra tabs (the main tab stays)."""
+        for p in list(slot.ctx.pages):
+            if p is not slot.page:
+                with contextlib.suppress(Exception):
+                    await p.close()
+
+    def _on_new_page(self, page: Any) -> None:
+        if page not in self._pages:
+            self._pages.append(page)
+            if len(self._pages) > 1:  # a popup / new tab becomes the active tab (as in BrowserGym)
+                self._active = len(self._pages) - 1
+                self._fresh_pages.add(page)
+
+    async def _on_dialog(self, dialog: Any) -> None:
+        msg = f"{dialog.type}: {dialog.message[:200]!r}"
+        self._dialogs = (self._dialogs + [msg])[-MAX_DIALOGS:]
+        with contextlib.suppress(Exception):
+            if dialog.type == "prompt":
+                await dialog.accept(dialog.default_value)
+            else:
+                await dialog.accept()
+
+    async def _route(self, route: Any) -> None:
+        try:
+            url = route.request.url
+            parts = urlsplit(url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+            if origin != TASK_ORIGIN:
+                await route.abort("blockedbyclient")
+                return
+            path = unquote(parts.path)
+            prefix = f"/{self.task.name}/"
+            body = None
+            rel = ""
+            if path.startswith(prefix) or path == prefix.rstrip("/"):
+                rel = path[len(prefix):] if path.startswith(prefix) else ""
+                rel = rel or "index.html"
+                body = self._files.get(rel)
+            if body is None:
+                await route.fulfill(status=404, content_type="text/plain; charset=utf-8", body=f"404: {path} not found")
+                return
+            ctype = _content_type(rel)
+            if ctype.startswith("text/html"):
+                body = _inject_prelude(body, zlib.crc32(f"{self._instance_seed}:{rel}".encode()))
+            await route.fulfill(status=200, content_type=ctype, body=body, headers={"cache-control": "no-store"})
+        except Exception:  # the context closed while a request was in flight
+            with contextlib.suppress(Exception):
+                await route.abort()
+
+    async def _close_context_async(self, pool: bool = True) -> None:
+        """Give the context back to the host's pool (clean) or close it."""
+        slot, self._slot = self._slot, None
+        self._ctx = None
+        self._pages = []
+        self._fresh_pages = set()
+        if slot is None:
+            return
+        slot.owner = None
+        host = self._host
+        keep = (
+            pool
+            and not self._crashed
+            and host.is_alive()
+            and slot.generation == host.generation
+            and slot.page is not None
+            and not slot.page.is_closed()
+            and len(host.context_pool) < MAX_POOLED_CONTEXTS
+        )
+        if keep:
+            try:
+                await self._clean_slot_async(slot)
+                with contextlib.suppress(Exception):  # one origin for all tasks: clear its storage
+                    await slot.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+                await slot.ctx.clear_cookies()
+                await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
+                host.context_pool.append(slot)
+                return
+            except Exception:
+                pass
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(slot.ctx.close(), 10)
+
+    def _drop_context(self) -> None:
+        """Close the context after a browser failure (the next reset builds a new one)."""
+        if self._slot is not None and self._host.loop.alive:
+            with contextlib.suppress(Exception):
+                self._host.call(self._close_context_async(pool=False), 10)
+        self._slot = None
+        self._ctx = None
+        self._pages = []
+        self._ctx_generation = -1
+
+    @property
+    def _page(self) -> Any:
+        return self._pages[self._active]
+
+    async def _sync_tabs(self) -> None:
+        live = [p for p in self._pages if not p.is_closed()]
+        if len(live) != len(self._pages):
+            active = self._pages[self._active] if self._active < len(self._pages) else None
+            self._pages = live
+            if active in live:
+                self._active = live.index(active)
+            else:
+                self._active = max(0, len(live) - 1)
+        if not self._pages:  # the page closed itself (window.close()): open a blank tab like a browser would
+            page = await self._ctx.new_page()
+            if page not in self._pages:
+                self._pages.append(page)
+            self._active = 0
+
+    async def _snapshot_async(self, _retry_popup: bool = False) -> None:
+        await self._sync_tabs()
+        page = self._page
+        if page in self._fresh_pages:  # a new tab: wait for its first document
+            self._fresh_pages.discard(page)
+            with contextlib.suppress(Exception):
+                await page.wait_for_load_state("load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+        raw = None
+        loop = asyncio.get_running_loop()
+        leave_deadline = loop.time() + NAVIGATION_WAIT_S
+        attempt = 0
+        while True:
+            try:
+                raw = await page.evaluate(SNAPSHOT_CALL, [self._counter, loop.time() > leave_deadline])
+                if raw.get("leaving"):  # the action started a navigation: observe the next document
+                    await asyncio.sleep(0.005)
+                    continue
+                break
+            except Exception as exc:
+                if self._crashed or not self._host.is_alive() or _is_closed_error(exc):
+                    raise BrowserCrashed(f"snapshot failed: {_first_line(exc)}") from exc
+                attempt += 1
+                if attempt >= SNAPSHOT_ATTEMPTS:
+                    raise
+                # a navigation destroyed the JS context mid-snapshot: wait for the new document
+                with contextlib.suppress(Exception):
+                    await page.wait_for_load_state("load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+        if self._page is not page and not _retry_popup:
+            # a new tab became the active tab while this snapshot ran: observe it instead (else the observation
+            # would show the old tab's tree under the new tab's index)
+            await self._snapshot_async(_retry_popup=True)
+            return
+        if raw.get("opened") and not _retry_popup:
+            # the page opened a tab: wait for it (it becomes the active tab) and observe it instead
+            n = len(self._pages)
+            deadline = asyncio.get_running_loop().time() + POPUP_WAIT_S
+            while len(self._pages) <= n and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.005)
+            if len(self._pages) > n:
+                await self._snapshot_async(_retry_popup=True)
+                return
+        snap = Snapshot.from_js(raw)
+        self._counter = snap.next_prefix
+        self._snap = snap
+        base = task_url(self.task.name, "").rstrip("/")
+        titles = []
+        for i, p in enumerate(self._pages):
+            if i == self._active:
+                titles.append(snap.title)
+            else:
+                try:
+                    titles.append(await p.title())
+                except Exception:
+                    titles.append("")
+        self._tab_titles = titles
+        state: dict[str, Any] = dict(snap.state or {})
+        state["url"] = canonical_url(snap.url, base)
+        state["tabs"] = [canonical_url(p.url, base) for p in self._pages]
+        state["active_tab"] = self._active
+        state["page_ok"] = snap.state is not None
+        self._state = state
+        if self.obs_mode == "axtree+screenshot":
+            self._screenshot = await page.screenshot(type="png", timeout=NAVIGATION_TIMEOUT_S * 1000)
+
+    async def _screenshot_async(self) -> bytes:
+        await self._sync_tabs()
+        return await self._page.screenshot(type="png", timeout=NAVIGATION_TIMEOUT_S * 1000)
+
+    async def _resolve_async(self, selector: str) -> list[str]:
+        return list(await self._page.evaluate(RESOLVE_CALL, selector))
+
+    async def _step_async(self, call: ToolCall) -> str | None:
+        """Perform one action, then take the next snapshot; returns the action's error message or None."""
+        host = self._host
+        if not host.is_alive() or self._ctx_generation != host.generation or self._ctx is None:
+            raise BrowserCrashed("the browser is not running (it crashed or was killed)")
+        await self._sync_tabs()
+        try:
+            error = await self._perform(call)
+        except Exception as exc:
+            await asyncio.sleep(0)  # let a pending 'disconnected' event arrive
+            if self._crashed or not host.is_alive():
+                raise BrowserCrashed(f"{call.name} failed: {_first_line(exc)}") from exc
+            if _is_closed_error(exc):
+                # the page (not the browser) went away during the action, e.g. window.close()
+                error = None
+            else:
+                error = _describe_error(exc, call.name, self.action_timeout_s)
+        await self._snapshot_async()
+        return error
+
+    async def _perform(self, call: ToolCall) -> str | None:
+        name, a = call.name, call.arguments
+        page = self._page
+        if name in ("answer", "noop"):
+            if name == "noop" and a.get("wait_ms"):
+                await asyncio.sleep(float(a["wait_ms"]) / 1000)
+            return None
+        if name == "scroll":
+            await page.mouse.wheel(float(a["delta_x"]), float(a["delta_y"]))
+            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => r(null)))")
+            return None
+        if name in ("go_back", "go_forward"):
+            fn = page.go_back if name == "go_back" else page.go_forward
+            resp = await fn(wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
+            if resp is None and page.url == (self._snap.url if self._snap else page.url):
+                return f"cannot {name.replace('_', ' ')}: no {'previous' if name == 'go_back' else 'next'} page in this tab"
+            return None
+        if name == "tab_focus":
+            i = int(a["index"])
+            if not 0 <= i < len(self._pages):
+                return f"no tab with index {i}; open tabs: 0..{len(self._pages) - 1}"
+            self._active = i
+            await self._pages[i].bring_to_front()
+            return None
+        bids = [str(a["from_bid"]), str(a["to_bid"])] if name == "drag" else [str(a["bid"])]
+        assert self._snap is not None
+        for bid in bids:
+            problem = check_bid(bid, self._snap)
+            if problem:
+                return problem
+            if bid in self._snap.disabled and name not in ("hover", "drag"):
+                return f"element {bid!r} is disabled"
+        try:
+            return await asyncio.wait_for(self._element_action(page, name, a, bids), self.action_timeout_s)
+        except asyncio.TimeoutError:
+            return (
+                f"{name} timed out after {self.action_timeout_s:g} s (the page did not respond in time; "
+                "it may be busy)"
+            )
+
+    async def _element_action(self, page: Any, name: str, a: dict[str, Any], bids: list[str]) -> str | None:
+        """Act on elements by bid: our in-page helper finds, scrolls to and hit-tests the element, then real
+        mouse/keyboard input is sent (no Playwright locator: its actionability polling waits for animation
+        frames, which costs 50-100 ms per action on a busy machine)."""
+        bid = bids[0]
+        if name == "fill":
+            r = await page.evaluate(ACTION_CALL, ["prepareFill", bid, str(a["value"])])
+            if r.get("error"):
+                return f"fill: {r['error']}"
+            if not r.get("done"):
+                if a["value"]:
+                    await page.keyboard.insert_text(str(a["value"]))
+                else:
+                    await page.keyboard.press("Delete")
+            return None
+        if name == "select_option":
+            opts = a["options"]
+            r = await page.evaluate(ACTION_CALL, ["selectOption", bid, opts if isinstance(opts, list) else [str(opts)]])
+            return f"select_option: {r['error']}" if r.get("error") else None
+        if name == "press":
+            r = await page.evaluate(ACTION_CALL, ["focusBid", bid])
+            if r.get("error"):
+                return f"press: {r['error']}"
+            await page.keyboard.press(str(a["key_comb"]))
+            return None
+        hit_test = name in ("click", "dblclick", "check", "uncheck", "drag")
+        r = await page.evaluate(ACTION_CALL, ["target", bid, hit_test])
+        if r.get("tag") == "OPTION" and name == "click":  # an option of a <select>: select it
+            r2 = await page.evaluate(ACTION_CALL, ["selectOption", bid, None])
+            return f"click: {r2['error']}" if r2.get("error") else None
+        if r.get("error"):
+            return f"{name}: {r['error']}"
+        if r.get("disabled") and name not in ("hover", "drag"):
+            return f"element {bid!r} is disabled"
+        x, y = float(r["x"]), float(r["y"])
+        if name == "click":
+            await page.mouse.click(x, y, button=a.get("button", "left"))
+        elif name == "dblclick":
+            await page.mouse.dblclick(x, y)
+        elif name == "hover":
+            await page.mouse.move(x, y)
+        elif name in ("check", "uncheck"):
+            is_box = (r.get("tag") == "INPUT" and r.get("type") in ("checkbox", "radio")) or r.get("role") in (
+                "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
+            if not is_box:
+                return f"{name}: element {bid!r} is not a checkbox or radio button"
+            want = name == "check"
+            if bool(r.get("checked")) == want:
+                return None
+            if not want and r.get("type") == "radio":
+                return f"uncheck: element {bid!r} is a radio button; choose another option instead"
+            await page.mouse.click(x, y)
+        elif name == "drag":
+            r2 = await page.evaluate(ACTION_CALL, ["target", bids[1], False])
+            if r2.get("error"):
+                return f"drag: {r2['error']}"
+            await page.mouse.move(x, y)
+            await page.mouse.down()
+            await page.mouse.move(float(r2["x"]), float(r2["y"]), steps=DRAG_STEPS)
+            await page.mouse.up()
+        else:  # pragma: no cover - every tool is handled
+            raise ParseError(f"unhandled action {name!r}")
+        return None
+
+    def _is_browser_error(self, exc: BaseException) -> bool:
+        if isinstance(exc, (BrowserCrashed, BrowserCallTimeout, BrowserUnavailable)):
+            return True
+        return (type(exc).__module__ or "").startswith("playwright")
+
+
+class _ContextSlot:
+    """A browser context with its main tab, pooled by the host and lent to one env at a time.
+
+    The context's event handlers (request routing, new tabs, dialogs, renderer crashes) are registered once and
+    forward to the current ``owner`` env; with no owner, requests are blocked and dialogs dismissed.
+    """
+
+    def __init__(self, ctx: Any, key: tuple[Any, ...], generation: int) -> None:
+        self.ctx = ctx
+        self.key = key
+        self.generation = generation
+        self.owner: WebEnv | None = None
+        self.page: Any = None
+        self.cdp: Any = None
+
+    async def route(self, route: Any) -> None:
+        owner = self.owner
+        if owner is None:
+            with contextlib.suppress(Exception):
+                await route.abort("blockedbyclient")
+            return
+        await owner._route(route)
+
+    def on_page(self, page: Any) -> None:
+        page.on("dialog", self.on_dialog)
+        page.on("crash", self.on_crash)
+        owner = self.owner
+        if owner is not None:
+            page.set_default_timeout(owner.action_timeout_s * 1000)
+            page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_S * 1000)
+            owner._on_new_page(page)
+
+    async def on_dialog(self, dialog: Any) -> None:
+        owner = self.owner
+        if owner is not None:
+            await owner._on_dialog(dialog)
+        else:
+            with contextlib.suppress(Exception):
+                await dialog.dismiss()
+
+    def on_crash(self, *_: Any) -> None:
+        if self.owner is not None:
+            self.owner._crashed = "the page's renderer process crashed"
+
+
+# ==================================================================== helpers
+_CLOSED_MARKERS = ("has been closed", "Target closed", "Browser closed", "Connection closed", "crashed")
+
+
+def _is_closed_error(exc: BaseException) -> bool:
+    return type(exc).__name__ == "TargetClosedError" or any(m in str(exc) for m in _CLOSED_MARKERS)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+_PW_PREFIX_RE = re.compile(r"^(?:Locator|Page|Frame|ElementHandle|FrameLocator|Mouse|Keyboard)\.[a-z_A-Z]+: ")
+
+
+def _describe_error(exc: BaseException, action: str, timeout_s: float) -> str:
+    """A deterministic, model-readable message for a failed action (Playwright call logs vary run to run)."""
+    if type(exc).__name__ == "TimeoutError":
+        return (
+            f"{action} timed out after {timeout_s:g} s: the element is not actionable (hidden, covered by another "
+            "element, disabled, not editable, or the option does not exist)"
+        )
+    line = _PW_PREFIX_RE.sub("", _first_line(exc))
+    line = re.sub(r"^Error: ", "", line)
+    line = re.sub(r"\s*Call log:.*$", "", line)
+    return f"{action} failed: {line}"
+
+
+def png_to_array(png: bytes) -> np.ndarray:
+    """Decode PNG bytes into an ``(H, W, 3) uint8`` RGB array (Pillow)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as im:
+        return np.asarray(im.convert("RGB"), dtype=np.uint8).copy()
