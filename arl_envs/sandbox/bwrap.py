@@ -91,6 +91,8 @@ BWRAP_INSTALL_HINT = (
 DEFAULT_HOST_UID = 65534
 #: uid/gid of the program inside the sandbox (matches the Docker image's ``sandbox`` user).
 SANDBOX_UID = 1000
+#: Mode of the work directory root (owned by the sandbox user), restored by the host before every run.
+WORKDIR_MODE = 0o700
 #: Default size of the per-episode work directory tmpfs, MiB.
 DEFAULT_WORKDIR_MB = 256
 #: Size of the per-run ``/tmp`` and ``/dev/shm`` tmpfs mounts, MiB (``/`` and the rest of ``/dev`` are read-only,
@@ -722,11 +724,11 @@ class BwrapSandbox(Sandbox):
     def _make_workdir(self) -> None:
         assert self._state is not None
         work = self._state / "work"
-        work.mkdir(mode=0o700, exist_ok=True)
+        work.mkdir(mode=WORKDIR_MODE, exist_ok=True)
         if self.is_root:
-            _mount_tmpfs(str(work), self.workdir_mb, self.host_uid, self.host_gid)
+            _mount_tmpfs(str(work), self.workdir_mb, self.host_uid, self.host_gid, mode=WORKDIR_MODE)
         else:
-            os.chmod(work, 0o700)
+            os.chmod(work, WORKDIR_MODE)
 
     def _drop_workdir(self) -> None:
         if self._state is None:
@@ -832,6 +834,9 @@ class BwrapSandbox(Sandbox):
         """``[setpriv ...] bwrap ... -- command`` for this sandbox (``setpriv=False``: the caller drops root)."""
         assert self._state is not None
         etc = self._state / "etc"
+        # The sandbox user owns the work-dir root, so a run may `chmod 000 /work`; bwrap's `--chdir` of the next
+        # run would then fail as an (unscored) set-up error. The host restores the mode before every run.
+        os.chmod(self._state / "work", WORKDIR_MODE, follow_symlinks=False)
         bwrap = [self.bwrap, *self._static_args]
         if as_pid_1:
             bwrap.append("--as-pid-1")
