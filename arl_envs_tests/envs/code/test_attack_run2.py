@@ -64,3 +64,56 @@ def test_locking_the_work_dir_does_not_void_a_session(backend: str) -> None:
         assert term and info["reward_components"]["task"] == 0.0
     finally:
         env.close()
+
+
+# ------------------------------------------------------------------------------ a deep tree in the runner's tmp dir
+#: Submitted code that, at import, buries its working directory (the runner's per-job temporary directory)
+#: under 1,500 nested directories: ``shutil.rmtree`` of that directory raised ``RecursionError`` in the runner,
+#: a harness error, so the episode came back unscored (``env_error``) on both envs and backends.
+DEEP_TREE = "import os\nfor _ in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\n"
+
+
+def test_deep_tree_in_the_job_dir_does_not_void_a_repo_episode(repo: Any) -> None:
+    repo.reset(options={"task_id": TASK})
+    pkg = repo.unwrapped.task.package
+    obs, _, term, trunc, info = repo.step(f'<write_file path="{pkg}/__init__.py">\n{DEEP_TREE}</write_file>')
+    _no_void(info, trunc, obs)
+    obs, _, term, trunc, info = repo.step("<submit/>")
+    _no_void(info, trunc, obs)
+    assert term and info["reward_components"]["task"] == 0.0
+
+
+def test_deep_tree_in_the_job_dir_does_not_void_a_functions_episode(backend: str) -> None:
+    env = gym.make("arl/code.functions-v0", sandbox=backend)
+    try:
+        env.reset(seed=0)
+        obs, _, term, trunc, info = env.step(f"```python\n{DEEP_TREE}def f(*a):\n    return None\n```\nSUBMIT")
+        _no_void(info, trunc, obs)
+        assert term and info["reward_components"]["task"] == 0.0
+    finally:
+        env.close()
+
+
+def test_remove_tree_is_iterative_and_stays_inside(tmp_path: Any) -> None:
+    """The runner's clean-up (host-side unit test): 1,200 levels, locked directories, a symlink out."""
+    from arl_envs.envs.code.runner import remove_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    root = tmp_path / "job"
+    d = root
+    root.mkdir()
+    for _ in range(1200):  # deeper than the recursion limit, within PATH_MAX under pytest's tmp_path
+        d = d / "d"
+        d.mkdir()
+    (d / "f").write_text("x")
+    (root / "link").symlink_to(outside)
+    (root / "locked").mkdir()
+    (root / "locked" / "f").write_text("x")
+    (root / "locked").chmod(0)
+    remove_tree(str(root))
+    assert not root.exists() and (outside / "keep.txt").read_text() == "keep"
+    remove_tree(str(root))  # a missing path: nothing happens
+    remove_tree(str(outside / "keep.txt"))  # a plain file is unlinked
+    assert not (outside / "keep.txt").exists()
