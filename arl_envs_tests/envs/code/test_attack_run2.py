@@ -117,3 +117,16 @@ def test_remove_tree_is_iterative_and_stays_inside(tmp_path: Any) -> None:
     remove_tree(str(root))  # a missing path: nothing happens
     remove_tree(str(outside / "keep.txt"))  # a plain file is unlinked
     assert not (outside / "keep.txt").exists()
+
+
+# ------------------------------------------------------------------------------ file names that are not UTF-8
+def test_non_utf8_file_name_does_not_raise(repo: Any) -> None:
+    """``touch $'bad\\377name'``: the host-side work-dir fingerprint (bwrap) encoded the name with ``str.encode``
+    and ``UnicodeEncodeError`` came out of ``step()``; now names are hashed as bytes."""
+    repo.reset(options={"task_id": TASK})
+    obs, _, term, trunc, info = repo.step("<bash>touch \"$(printf 'bad\\377name')\" && echo made</bash>")
+    _no_void(info, trunc, obs)
+    assert "made" in obs
+    obs, _, term, trunc, info = repo.step("<bash>rm -f -- \"$(printf 'bad\\377name')\"; echo gone</bash>")
+    _no_void(info, trunc, obs)
+    assert "gone" in obs
