@@ -225,10 +225,25 @@ def sweep_stale_state() -> int:
             os.close(fd)
             continue  # alive
         _umount_state(entry)
-        shutil.rmtree(entry, ignore_errors=True)
+        _remove_tree(entry)
         os.close(fd)
         removed += 1
     return removed
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a state directory whose work dir the sandbox shaped (never raises; symlinks are not followed).
+
+    Without root the work dir is a plain directory holding the sandbox's tree, which may be deeper than the
+    recursion limit (``shutil.rmtree`` raised ``RecursionError`` on 1,200 nested directories, even with
+    ``ignore_errors``) or hold directories locked with ``chmod 000``: GNU ``chmod -R`` and ``rm -rf`` walk
+    iteratively and never follow links (what the Docker backend's wipe does too).
+    """
+    if not os.path.lexists(path):
+        return
+    for argv in (["chmod", "-R", "u+rwx", "--", str(path)], ["rm", "-rf", "--", str(path)]):
+        with contextlib.suppress(OSError):
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
 def _umount_state(state: Path) -> None:
@@ -736,7 +751,7 @@ class BwrapSandbox(Sandbox):
         work = self._state / "work"
         if self.is_root and _is_mountpoint(str(work)):
             _umount(str(work))
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_tree(work)
 
     @property
     def workdir(self) -> Path:
@@ -1033,7 +1048,7 @@ class BwrapSandbox(Sandbox):
         self._drop_workdir()
         if self._state is not None:
             _umount_state(self._state)
-            shutil.rmtree(self._state, ignore_errors=True)
+            _remove_tree(self._state)
             self._state = None
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
