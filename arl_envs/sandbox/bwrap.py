@@ -91,6 +91,8 @@ BWRAP_INSTALL_HINT = (
 DEFAULT_HOST_UID = 65534
 #: uid/gid of the program inside the sandbox (matches the Docker image's ``sandbox`` user).
 SANDBOX_UID = 1000
+#: Mode of the work directory root (owned by the sandbox user), restored by the host before every run.
+WORKDIR_MODE = 0o700
 #: Default size of the per-episode work directory tmpfs, MiB.
 DEFAULT_WORKDIR_MB = 256
 #: Size of the per-run ``/tmp`` and ``/dev/shm`` tmpfs mounts, MiB (``/`` and the rest of ``/dev`` are read-only,
@@ -223,10 +225,25 @@ def sweep_stale_state() -> int:
             os.close(fd)
             continue  # alive
         _umount_state(entry)
-        shutil.rmtree(entry, ignore_errors=True)
+        _remove_tree(entry)
         os.close(fd)
         removed += 1
     return removed
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a state directory whose work dir the sandbox shaped (never raises; symlinks are not followed).
+
+    Without root the work dir is a plain directory holding the sandbox's tree, which may be deeper than the
+    recursion limit (``shutil.rmtree`` raised ``RecursionError`` on 1,200 nested directories, even with
+    ``ignore_errors``) or hold directories locked with ``chmod 000``: GNU ``chmod -R`` and ``rm -rf`` walk
+    iteratively and never follow links (what the Docker backend's wipe does too).
+    """
+    if not os.path.lexists(path):
+        return
+    for argv in (["chmod", "-R", "u+rwx", "--", str(path)], ["rm", "-rf", "--", str(path)]):
+        with contextlib.suppress(OSError):
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
 def _umount_state(state: Path) -> None:
@@ -722,11 +739,11 @@ class BwrapSandbox(Sandbox):
     def _make_workdir(self) -> None:
         assert self._state is not None
         work = self._state / "work"
-        work.mkdir(mode=0o700, exist_ok=True)
+        work.mkdir(mode=WORKDIR_MODE, exist_ok=True)
         if self.is_root:
-            _mount_tmpfs(str(work), self.workdir_mb, self.host_uid, self.host_gid)
+            _mount_tmpfs(str(work), self.workdir_mb, self.host_uid, self.host_gid, mode=WORKDIR_MODE)
         else:
-            os.chmod(work, 0o700)
+            os.chmod(work, WORKDIR_MODE)
 
     def _drop_workdir(self) -> None:
         if self._state is None:
@@ -734,7 +751,7 @@ class BwrapSandbox(Sandbox):
         work = self._state / "work"
         if self.is_root and _is_mountpoint(str(work)):
             _umount(str(work))
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_tree(work)
 
     @property
     def workdir(self) -> Path:
@@ -832,6 +849,9 @@ class BwrapSandbox(Sandbox):
         """``[setpriv ...] bwrap ... -- command`` for this sandbox (``setpriv=False``: the caller drops root)."""
         assert self._state is not None
         etc = self._state / "etc"
+        # The sandbox user owns the work-dir root, so a run may `chmod 000 /work`; bwrap's `--chdir` of the next
+        # run would then fail as an (unscored) set-up error. The host restores the mode before every run.
+        os.chmod(self._state / "work", WORKDIR_MODE, follow_symlinks=False)
         bwrap = [self.bwrap, *self._static_args]
         if as_pid_1:
             bwrap.append("--as-pid-1")
@@ -1028,7 +1048,7 @@ class BwrapSandbox(Sandbox):
         self._drop_workdir()
         if self._state is not None:
             _umount_state(self._state)
-            shutil.rmtree(self._state, ignore_errors=True)
+            _remove_tree(self._state)
             self._state = None
         if self._lock_fd >= 0:
             os.close(self._lock_fd)

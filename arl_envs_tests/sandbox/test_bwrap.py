@@ -217,3 +217,28 @@ def test_stale_state_of_dead_owner_is_swept(tmp_path: Path) -> None:
     os.utime(stale, (old, old))
     assert sweep_stale_state() >= 1
     assert not stale.exists()
+
+
+def test_state_tree_removal_survives_deep_and_locked_trees(tmp_path) -> None:
+    """Without root the work dir is a plain directory holding the sandbox's tree: its removal (reset, close,
+    orphan sweep) must cope with more nesting than the recursion limit (``shutil.rmtree`` raised
+    ``RecursionError`` even with ``ignore_errors``) and ``chmod 000`` directories, and never follow a symlink out
+    (issue 9, attack run 2)."""
+    from arl_envs.sandbox.bwrap import _remove_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    state = tmp_path / "state"
+    d = state / "work"
+    d.mkdir(parents=True)
+    for _ in range(1200):
+        d = d / "d"
+        d.mkdir()
+    (state / "work" / "link").symlink_to(outside)
+    (state / "work" / "locked").mkdir()
+    (state / "work" / "locked" / "f").write_text("x")
+    (state / "work" / "locked").chmod(0)
+    _remove_tree(state)
+    assert not state.exists() and (outside / "keep.txt").read_text() == "keep"
+    _remove_tree(state)  # gone already: nothing happens

@@ -503,3 +503,17 @@ def test_session_leaves_nothing_running(sandbox_factory, variant, request) -> No
         assert session.run("print(6 * 7)").stdout == "42\n"
     record(request, "cell raises RLIMIT_CPU soft to hard, leaves busy loops (issue 9.11)", variant, result,
            f"quiet between calls ({leftover:.2f} CPU-s per {QUIET_WINDOW_S:.0f} s); hard limit = session budget")
+
+
+def test_locking_the_work_dir_cannot_void_later_runs(sandbox_factory, variant, request) -> None:
+    """``chmod 000 /work`` (the sandbox user owns the work-dir root) must not make later runs infrastructure
+    failures (``sandbox_error`` -> an unscored episode): the next runs start in ``/work`` (attack run 2)."""
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run("echo x > f && chmod 000 /work && echo locked")
+        assert result.ok, result
+        for _ in range(2):
+            after = sb.run("pwd")
+            within_limit(after)
+            assert after.ok and after.stdout == "/work\n", after
+    record(request, "`chmod 000 /work`, then more runs (attack run 2)", variant, after,
+           "the next runs start in `/work`, never `sandbox_error` (bwrap: the host restores the mode)")

@@ -380,7 +380,9 @@ class RepoEnv(AgentEnv):
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                h.update(f"{entry.path}|{st.st_mode}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}\n".encode())
+                # os.fsencode: a name that is not UTF-8 (`touch $'\\377'`) made str.encode raise out of step()
+                meta = f"|{st.st_mode}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}\n"
+                h.update(os.fsencode(entry.path) + meta.encode())
                 if stat.S_ISDIR(st.st_mode):
                     if depth + 1 > MAX_FINGERPRINT_DEPTH:
                         return None

@@ -99,6 +99,8 @@ MAX_TRACEBACK_CHARS = 1500
 MAX_DEPTH = 100
 #: Fraction of the run's memory a child may map (RLIMIT_AS), the rest is the parent's.
 CHILD_MEMORY_FRACTION = 0.75
+#: Entries of a job's working directory (the submission's) visited at most when removing it.
+MAX_REMOVE_ENTRIES = 200_000
 #: Exit code of a child whose init failed before the submission ran.
 CHILD_INIT_FAILED = 96
 
@@ -632,14 +634,58 @@ class _CallFailed(BaseException):
 
 def _run_job(job: dict, payload: dict) -> dict:
     """Run every case of one job; returns ``{"import_error", "cases": [...], "import_cpu_s"}``."""
-    import shutil
     import tempfile
 
     cwd = tempfile.mkdtemp(prefix="arl-")
     try:
         return _run_job_in(dict(job, cwd=cwd), payload)
     finally:
-        shutil.rmtree(cwd, ignore_errors=True)
+        remove_tree(cwd)
+
+
+def remove_tree(path: str, max_entries: int = MAX_REMOVE_ENTRIES) -> None:
+    """Delete the directory tree at ``path`` as far as possible; never raises, never follows a symlink.
+
+    The tree is the submission's (its children's working directory), so it may be deeper than the recursion
+    limit (``shutil.rmtree`` raised ``RecursionError`` on 1,500 nested directories, which became a harness
+    error: an unscored episode), hold directories it made unreadable, or keep growing: an iterative walk that
+    restores each directory's permissions, skips whatever it cannot remove, and stops after ``max_entries``
+    entries (leftovers stay in the run's ``/tmp``).
+    """
+    try:
+        if not os.path.isdir(path) or os.path.islink(path):
+            os.unlink(path)
+            return
+    except OSError:
+        return
+    stack: list[tuple[str, bool]] = [(path, False)]
+    seen = 0
+    while stack:
+        directory, emptied = stack.pop()
+        if emptied:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+            continue
+        stack.append((directory, True))
+        try:
+            os.chmod(directory, 0o700)
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > max_entries:
+                return
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, False))
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _run_job_in(job: dict, payload: dict) -> dict:
