@@ -54,11 +54,13 @@ def parse_json_tool_calls(text: str) -> list[ToolCall]:
             obj, end = _JSON.raw_decode(text, i)
         except RecursionError:
             raise ParseError(f"tool call #{len(calls) + 1} is nested too deeply to parse") from None
-        except json.JSONDecodeError as exc:
+        except json.JSONDecodeError as exc:  # before ValueError: it is one
             raise ParseError(
                 f"tool call #{len(calls) + 1} is not valid JSON ({exc.msg} at character {exc.pos - i}); "
                 f'expected {TOOL_CALL_OPEN}{{"name": "...", "arguments": {{...}}}}{TOOL_CALL_CLOSE}'
             ) from None
+        except ValueError as exc:  # e.g. an integer of more than sys.get_int_max_str_digits() (4,300) digits
+            raise ParseError(f"tool call #{len(calls) + 1} could not be decoded: {exc}") from None
         j = end
         while j < len(text) and text[j].isspace():
             j += 1
@@ -81,7 +83,7 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # broken JSON, a 4,300+-digit integer, or nesting too deep
             raise ParseError(f'tool call #{index}: "arguments" is a string that is not a JSON object') from None
     if not isinstance(args, dict):
         raise ParseError(f'tool call #{index}: "arguments" must be a JSON object')

@@ -67,6 +67,7 @@ A single-agent gym id is one row in ``arl_envs/registration.py``:
 from __future__ import annotations
 
 import re
+import unicodedata
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
@@ -550,7 +551,8 @@ class TextGameEnv(AECEnv):
         for a in self.agents:
             to_move = a == mover and not (terminations[a] or truncations[a])
             infos[a] = {
-                "legal_moves": self._legal(a) if to_move else [],
+                # a copy: a caller that edits its info (pops a move it tried) must not change the rules
+                "legal_moves": list(self._legal(a)) if to_move else [],
                 "reason": reasons[a],
                 "invalid_moves": invalid[a],
                 "to_move": to_move,
@@ -572,6 +574,20 @@ class TextGameEnv(AECEnv):
         n = self.max_invalid_moves
         return (f"After an invalid move you are asked again; invalid move number {n + 1} in one game "
                 "forfeits it (a loss).")
+
+
+#: Bidirectional-override and isolate characters (they reorder how the text around them is displayed).
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def clean_message(text: str, max_chars: int) -> str:
+    """Free text one agent sends another, made safe to show: control characters (ANSI escapes, NUL, bell),
+    lone surrogates (not encodable as UTF-8) and bidirectional overrides removed, whitespace runs (newlines
+    included) collapsed to one space, double quotes turned into single ones (the message is shown in double
+    quotes, so it cannot close them and pose as the game's text), cut to ``max_chars`` characters."""
+    kept = "".join(" " if ch.isspace() else ch for ch in text
+                   if ch.isspace() or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI_CONTROLS))
+    return " ".join(kept.replace('"', "'").split())[:max_chars]
 
 
 def _visible(text: str) -> str:

@@ -565,7 +565,7 @@ class OpenSpielEnv(TextGameEnv):
             mask = np.zeros(self.num_actions, dtype=np.int8)
             if ids:
                 mask[ids] = 1
-            info["legal_actions"] = ids
+            info["legal_actions"] = list(ids)  # a copy of the cached list (a caller may edit its info)
             info["action_mask"] = mask
             info["player"] = self.agent_index[a]
             info["returns"] = [float(r) for r in self._spiel_returns]
