@@ -81,7 +81,7 @@ from arl_envs.core.spaces import UnicodeText
 
 try:
     from pettingzoo import AECEnv, ParallelEnv
-    from pettingzoo.utils.conversions import parallel_to_aec, turn_based_aec_to_parallel
+    from pettingzoo.utils.conversions import parallel_to_aec, turn_based_aec_to_parallel_wrapper
 except ImportError as _exc:  # pragma: no cover - exercised only without the extra
     raise DependencyNotInstalled("multi-agent games need PettingZoo: pip install 'arl-envs[multiagent]'") from _exc
 
@@ -604,6 +604,31 @@ def _visible(text: str) -> str:
     return text
 
 
+class TurnParallelEnv(turn_based_aec_to_parallel_wrapper):
+    """PettingZoo's ``turn_based_aec_to_parallel`` of a turn-based text game (only the mover's action is used),
+    with two differences: a step without an action for the mover is an invalid move of the mover (an empty reply,
+    as in :class:`~arl_envs.envs.multiagent.openspiel_v0.CycleParallelEnv`; PettingZoo raises a bare
+    ``KeyError``), and a step with no game running raises :class:`ResetNeeded` (PettingZoo returns a 4-tuple).
+
+    Args:
+        aec_env: The AEC game.
+    """
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        """One move of the agent to move (``infos[agent]["to_move"]``); the other agents' actions are ignored.
+
+        Raises:
+            ResetNeeded: No game is running.
+            InvalidActionType: The mover's action is not a ``str``.
+        """
+        if not self.agents:
+            raise ResetNeeded("call reset() before step(): no game is running")
+        mover = self.aec_env.agent_selection
+        if mover not in actions:
+            actions = {**actions, mover: ""}
+        return super().step(actions)
+
+
 class GameModule(NamedTuple):
     """The three constructors of a game module, PettingZoo style."""
 
@@ -643,8 +668,8 @@ def make_module(game: type[AECEnv], *, parallel: type[ParallelEnv] | None = None
         return cls(**kwargs)
 
     def parallel_fn(**kwargs: Any) -> ParallelEnv:
-        return turn_based_aec_to_parallel(cls(**kwargs))
+        return TurnParallelEnv(cls(**kwargs))
 
     env_fn.__doc__ = cls.__doc__
-    parallel_fn.__doc__ = f"Parallel version of {cls.__name__} (turn_based_aec_to_parallel: only the mover acts)."
+    parallel_fn.__doc__ = f"Parallel version of {cls.__name__} (TurnParallelEnv: only the mover acts)."
     return GameModule(env_fn, env_fn, parallel_fn)

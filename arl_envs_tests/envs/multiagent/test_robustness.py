@@ -154,3 +154,26 @@ def test_negotiation_message_is_cleaned_before_the_other_agent_reads_it() -> Non
     message = obs.split("Message: ", 1)[1].split("\n", 1)[0]
     assert "\x1b" not in message and "\x07" not in message and "\u202e" not in message
     assert message.count('"') == 2 and "deal?" in message and "quoted" in message
+
+
+# ---------------------------------------------------------------- the turn-based Parallel API
+@pytest.mark.parametrize("module", [tictactoe_v0, kuhn_poker_v0, negotiation_v0],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_parallel_step_without_the_movers_action_is_an_invalid_move(module) -> None:
+    par = module.parallel_env()
+    obs, infos = par.reset(seed=0)
+    mover = next(a for a in par.agents if infos[a]["to_move"])
+    other = next(a for a in par.agents if a != mover)
+    obs, rewards, terms, truncs, infos = par.step({other: "[4]"})  # the wrong agent's move
+    assert infos[mover]["to_move"] and infos[mover]["invalid_moves"] == 1 and infos[mover]["reason"]
+    assert obs[mover].startswith("Invalid move:")
+
+
+def test_parallel_step_after_the_game_raises_reset_needed() -> None:
+    par = tictactoe_v0.parallel_env()
+    obs, infos = par.reset(seed=0)
+    while par.agents:
+        mover = next(a for a in par.agents if infos[a]["to_move"])
+        obs, rewards, terms, truncs, infos = par.step({mover: f"[{infos[mover]['legal_moves'][0]}]"})
+    with pytest.raises(ArlError):
+        par.step({"player_0": "[1]"})
