@@ -97,10 +97,15 @@ FORFEIT_REWARD = -1.0
 MOVE_TOOL = "move"
 ACTION_FORMATS = ("native", "json")
 
-_BRACKET = re.compile(r"\[\s*([^\[\]\n]{1,40}?)\s*\]")
+#: A bracket's content (no nested brackets). Unambiguous on purpose: the former ``\[\s*(...{1,40}?)\s*\]``
+#: backtracked quadratically on "[" followed by a long run of spaces (a 130k-character reply took minutes).
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+#: Longest bracket content (whitespace around it stripped) taken as a move candidate, in characters.
+MAX_BRACKET_CHARS = 40
 _KEYWORDS = r"(?:column|col|cell|square|move|play|action)"
 #: "column 3", "play cell 4", "Move: 2" (the token after the last keyword of a chain).
-_KEYWORD = re.compile(rf"\b{_KEYWORDS}\b\s*[:#=]?\s*\[?(?!{_KEYWORDS}\b)([A-Za-z0-9_]{{1,20}})\]?", re.I)
+#: (``(?:\s*[:#=])?\s*`` rather than ``\s*[:#=]?\s*``: two adjacent ``\s*`` backtrack quadratically on long blank runs.)
+_KEYWORD = re.compile(rf"\b{_KEYWORDS}\b(?:\s*[:#=])?\s*\[?(?!{_KEYWORDS}\b)([A-Za-z0-9_]{{1,20}})\]?", re.I)
 _PREFIX = re.compile(r"^(?:column|col|cell|square|move|play|action)\s*[:#=]?\s*", re.I)
 
 
@@ -456,7 +461,7 @@ class TextGameEnv(AECEnv):
             raise ParseError(f'no <tool_call> in your reply; write <tool_call>{{"name": "{MOVE_TOOL}", '
                              f'"arguments": {{"move": "<move>"}}}}</tool_call>')
         else:
-            brackets = _BRACKET.findall(text)
+            brackets = bracket_candidates(text)
             for cand in reversed(brackets):
                 if self.move_name_for(cand, agent) is not None:
                     candidate = cand
@@ -588,6 +593,17 @@ def clean_message(text: str, max_chars: int) -> str:
     kept = "".join(" " if ch.isspace() else ch for ch in text
                    if ch.isspace() or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI_CONTROLS))
     return " ".join(kept.replace('"', "'").split())[:max_chars]
+
+
+def bracket_candidates(text: str) -> list[str]:
+    """Contents of the ``[...]`` brackets of ``text`` in order, whitespace around them stripped, keeping those of
+    1 to :data:`MAX_BRACKET_CHARS` characters on one line (linear time in ``len(text)``)."""
+    out = []
+    for raw in _BRACKET.findall(text):
+        cand = raw.strip()
+        if 0 < len(cand) <= MAX_BRACKET_CHARS and "\n" not in cand:
+            out.append(cand)
+    return out
 
 
 def _visible(text: str) -> str:

@@ -3,6 +3,8 @@ moves, aliasing of info lists, truncation semantics, texts passed between agents
 
 from __future__ import annotations
 
+import time
+
 import gymnasium as gym
 import pytest
 
@@ -177,3 +179,32 @@ def test_parallel_step_after_the_game_raises_reset_needed() -> None:
         obs, rewards, terms, truncs, infos = par.step({mover: f"[{infos[mover]['legal_moves'][0]}]"})
     with pytest.raises(ArlError):
         par.step({"player_0": "[1]"})
+
+
+# ---------------------------------------------------------------- parsing stays linear (no regex backtracking)
+#: Replies that made the former bracket/keyword regexes backtrack quadratically ("[" then a long blank run).
+BLANK_RUNS = ("[{}", "column{}", "move{}:{}", "[a{}", "[{}\n")
+RATIO_LIMIT = 8.0  # 4x the text: ~4x the time when linear, ~16x when quadratic
+
+
+def _parse_seconds(game, text: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.process_time()
+        try:
+            game._parse_move(game.agent_selection, text)
+        except ArlError:
+            pass
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_move_parsing_is_linear_in_blank_runs(module) -> None:
+    game = module.env()
+    game.reset(seed=0)
+    for shape in BLANK_RUNS:
+        small = _parse_seconds(game, shape.replace("{}", " " * 4_000))
+        large = _parse_seconds(game, shape.replace("{}", " " * 16_000))
+        ratio = large / max(small, 0.02)  # floor: CPU-time noise on a loaded machine
+        assert ratio < RATIO_LIMIT, f"{shape!r}: {small:.3f} s at 4k blanks, {large:.3f} s at 16k (ratio {ratio:.1f})"
