@@ -346,7 +346,8 @@ class GameSeatEnv(AgentEnv):
                 return
             game.step(self._opponent_reply(current))
             if game.forfeited == current:
-                raise OpponentError(f"The opponent ({current}) forfeited: {game.last_reason[current]}")
+                raise OpponentError(f"The opponent ({current}) forfeited after {game.invalid_moves[current]} "
+                                    "invalid moves.")
 
     def _opponent_failed(self, exc: OpponentError, info: dict[str, Any]) -> Transition:
         info["legal_moves"] = []
