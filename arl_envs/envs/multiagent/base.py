@@ -67,6 +67,7 @@ A single-agent gym id is one row in ``arl_envs/registration.py``:
 from __future__ import annotations
 
 import re
+import unicodedata
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
@@ -80,7 +81,7 @@ from arl_envs.core.spaces import UnicodeText
 
 try:
     from pettingzoo import AECEnv, ParallelEnv
-    from pettingzoo.utils.conversions import parallel_to_aec, turn_based_aec_to_parallel
+    from pettingzoo.utils.conversions import parallel_to_aec, turn_based_aec_to_parallel_wrapper
 except ImportError as _exc:  # pragma: no cover - exercised only without the extra
     raise DependencyNotInstalled("multi-agent games need PettingZoo: pip install 'arl-envs[multiagent]'") from _exc
 
@@ -96,10 +97,15 @@ FORFEIT_REWARD = -1.0
 MOVE_TOOL = "move"
 ACTION_FORMATS = ("native", "json")
 
-_BRACKET = re.compile(r"\[\s*([^\[\]\n]{1,40}?)\s*\]")
+#: A bracket's content (no nested brackets). Unambiguous on purpose: the former ``\[\s*(...{1,40}?)\s*\]``
+#: backtracked quadratically on "[" followed by a long run of spaces (a 130k-character reply took minutes).
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+#: Longest bracket content (whitespace around it stripped) taken as a move candidate, in characters.
+MAX_BRACKET_CHARS = 40
 _KEYWORDS = r"(?:column|col|cell|square|move|play|action)"
 #: "column 3", "play cell 4", "Move: 2" (the token after the last keyword of a chain).
-_KEYWORD = re.compile(rf"\b{_KEYWORDS}\b\s*[:#=]?\s*\[?(?!{_KEYWORDS}\b)([A-Za-z0-9_]{{1,20}})\]?", re.I)
+#: (``(?:\s*[:#=])?\s*`` rather than ``\s*[:#=]?\s*``: two adjacent ``\s*`` backtrack quadratically on long blank runs.)
+_KEYWORD = re.compile(rf"\b{_KEYWORDS}\b(?:\s*[:#=])?\s*\[?(?!{_KEYWORDS}\b)([A-Za-z0-9_]{{1,20}})\]?", re.I)
 _PREFIX = re.compile(r"^(?:column|col|cell|square|move|play|action)\s*[:#=]?\s*", re.I)
 
 
@@ -455,7 +461,7 @@ class TextGameEnv(AECEnv):
             raise ParseError(f'no <tool_call> in your reply; write <tool_call>{{"name": "{MOVE_TOOL}", '
                              f'"arguments": {{"move": "<move>"}}}}</tool_call>')
         else:
-            brackets = _BRACKET.findall(text)
+            brackets = bracket_candidates(text)
             for cand in reversed(brackets):
                 if self.move_name_for(cand, agent) is not None:
                     candidate = cand
@@ -550,7 +556,8 @@ class TextGameEnv(AECEnv):
         for a in self.agents:
             to_move = a == mover and not (terminations[a] or truncations[a])
             infos[a] = {
-                "legal_moves": self._legal(a) if to_move else [],
+                # a copy: a caller that edits its info (pops a move it tried) must not change the rules
+                "legal_moves": list(self._legal(a)) if to_move else [],
                 "reason": reasons[a],
                 "invalid_moves": invalid[a],
                 "to_move": to_move,
@@ -574,6 +581,31 @@ class TextGameEnv(AECEnv):
                 "forfeits it (a loss).")
 
 
+#: Bidirectional-override and isolate characters (they reorder how the text around them is displayed).
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def clean_message(text: str, max_chars: int) -> str:
+    """Free text one agent sends another, made safe to show: control characters (ANSI escapes, NUL, bell),
+    lone surrogates (not encodable as UTF-8) and bidirectional overrides removed, whitespace runs (newlines
+    included) collapsed to one space, double quotes turned into single ones (the message is shown in double
+    quotes, so it cannot close them and pose as the game's text), cut to ``max_chars`` characters."""
+    kept = "".join(" " if ch.isspace() else ch for ch in text
+                   if ch.isspace() or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI_CONTROLS))
+    return " ".join(kept.replace('"', "'").split())[:max_chars]
+
+
+def bracket_candidates(text: str) -> list[str]:
+    """Contents of the ``[...]`` brackets of ``text`` in order, whitespace around them stripped, keeping those of
+    1 to :data:`MAX_BRACKET_CHARS` characters on one line (linear time in ``len(text)``)."""
+    out = []
+    for raw in _BRACKET.findall(text):
+        cand = raw.strip()
+        if 0 < len(cand) <= MAX_BRACKET_CHARS and "\n" not in cand:
+            out.append(cand)
+    return out
+
+
 def _visible(text: str) -> str:
     """``text`` without ``<think>`` blocks; an unclosed ``<think>`` hides everything after it."""
     if "<think>" not in text and "</think>" not in text:
@@ -586,6 +618,31 @@ def _visible(text: str) -> str:
     if close >= 0:  # a reply that starts inside a think block (template opened it)
         text = text[close + len("</think>"):]
     return text
+
+
+class TurnParallelEnv(turn_based_aec_to_parallel_wrapper):
+    """PettingZoo's ``turn_based_aec_to_parallel`` of a turn-based text game (only the mover's action is used),
+    with two differences: a step without an action for the mover is an invalid move of the mover (an empty reply,
+    as in :class:`~arl_envs.envs.multiagent.openspiel_v0.CycleParallelEnv`; PettingZoo raises a bare
+    ``KeyError``), and a step with no game running raises :class:`ResetNeeded` (PettingZoo returns a 4-tuple).
+
+    Args:
+        aec_env: The AEC game.
+    """
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        """One move of the agent to move (``infos[agent]["to_move"]``); the other agents' actions are ignored.
+
+        Raises:
+            ResetNeeded: No game is running.
+            InvalidActionType: The mover's action is not a ``str``.
+        """
+        if not self.agents:
+            raise ResetNeeded("call reset() before step(): no game is running")
+        mover = self.aec_env.agent_selection
+        if mover not in actions:
+            actions = {**actions, mover: ""}
+        return super().step(actions)
 
 
 class GameModule(NamedTuple):
@@ -627,8 +684,8 @@ def make_module(game: type[AECEnv], *, parallel: type[ParallelEnv] | None = None
         return cls(**kwargs)
 
     def parallel_fn(**kwargs: Any) -> ParallelEnv:
-        return turn_based_aec_to_parallel(cls(**kwargs))
+        return TurnParallelEnv(cls(**kwargs))
 
     env_fn.__doc__ = cls.__doc__
-    parallel_fn.__doc__ = f"Parallel version of {cls.__name__} (turn_based_aec_to_parallel: only the mover acts)."
+    parallel_fn.__doc__ = f"Parallel version of {cls.__name__} (TurnParallelEnv: only the mover acts)."
     return GameModule(env_fn, env_fn, parallel_fn)

@@ -347,7 +347,8 @@ class GridPathEnv(TextGameEnv):
 
     def _observation(self, agent: str) -> str:
         i = int(agent.split("_")[1])
-        head = f"Grid path finding, cycle {self.cycle + 1} of {self.max_cycles}. You are {agent} (digit {i})."
+        shown = min(self.cycle + 1, self.max_cycles)  # the cycle being played (the last one once the game ends)
+        head = f"Grid path finding, cycle {shown} of {self.max_cycles}. You are {agent} (digit {i})."
         if agent in self.arrived:
             where = f"You reached your goal {self.goal[agent]} and left the game."
         else:

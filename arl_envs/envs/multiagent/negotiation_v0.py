@@ -22,6 +22,7 @@ from arl_envs.envs.multiagent.base import (
     MoveResult,
     TextGameEnv,
     _visible,
+    clean_message,
     make_module,
 )
 from arl_envs.envs.multiagent.openspiel_v0 import MoveText
@@ -216,7 +217,7 @@ class NegotiationEnv(TextGameEnv):
                 if self.move_name_for(visible, agent) == move:
                     visible = ""
             message = visible
-        self._pending_message = " ".join(message.split())[:MAX_MESSAGE_CHARS]
+        self._pending_message = clean_message(message, MAX_MESSAGE_CHARS)
         return move
 
     def _apply_move(self, agent: str, move: str) -> MoveResult:

@@ -28,6 +28,7 @@ from arl_envs.envs.multiagent.base import (
     MAX_ACTION_CHARS,
     MoveResult,
     TextGameEnv,
+    TurnParallelEnv,
     _PREFIX,
     _visible,
 )
@@ -565,7 +566,7 @@ class OpenSpielEnv(TextGameEnv):
             mask = np.zeros(self.num_actions, dtype=np.int8)
             if ids:
                 mask[ids] = 1
-            info["legal_actions"] = ids
+            info["legal_actions"] = list(ids)  # a copy of the cached list (a caller may edit its info)
             info["action_mask"] = mask
             info["player"] = self.agent_index[a]
             info["returns"] = [float(r) for r in self._spiel_returns]
@@ -595,12 +596,10 @@ def parallel_env(**kwargs: Any) -> Any:
 
     Simultaneous-move games (``goofspiel``, ``matrix_rps``, ...): :class:`CycleParallelEnv`, one ``step`` = one
     simultaneous move of every player (each player's observation never shows the others' moves of that round).
-    Sequential games: PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (each step only the mover's action
+    Sequential games: :class:`~arl_envs.envs.multiagent.base.TurnParallelEnv` (PettingZoo's ``turn_based_aec_to_parallel``) of :func:`env` (each step only the mover's action
     is used).
     """
     aec = OpenSpielEnv(**kwargs)
     if aec.simultaneous:
         return CycleParallelEnv(aec)
-    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
-
-    return turn_based_aec_to_parallel(aec)
+    return TurnParallelEnv(aec)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import format_json_tool_call
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded
+from arl_envs.core.errors import ArlError, ResetNeeded
 from arl_envs.core.rewards import FORMAT_PENALTY_RAW
 from arl_envs.core.tools import Tool, ToolCall
 
@@ -26,6 +26,16 @@ OPPONENTS = ("random", "expert")
 #: Extra steps allowed per game beyond its moves and invalid moves before truncation (never reached by the
 #: games shipped here, which end by themselves).
 TURN_SLACK = 2
+
+
+class OpponentError(ArlError):
+    """A seat played by the view's ``opponent`` failed: its callable raised or returned something other than a
+    ``str``, or the seat forfeited (``max_invalid_moves + 1`` invalid moves in one game).
+
+    Not the learning agent's doing, so never scored for or against it: in ``step`` it becomes
+    ``info["env_error"]`` with ``truncated=True`` and no ``task`` reward; in ``reset`` (an opponent that moves
+    before the agent) it is raised.
+    """
 
 
 class MoveArgs(BaseModel):
@@ -74,9 +84,18 @@ class GameSeatEnv(AgentEnv):
         chips), summed over the match; ``format``: -1 per invalid move (weight 0.1).
 
     Episode end:
-        ``terminated`` after the last game of the match or a forfeit. ``success`` is the game's ``success`` of
-        the match return (win for Connect Four and Kuhn poker, not losing for tic-tac-toe, a drawn game).
-        ``info["outcome"]`` is ``"win"``, ``"draw"`` or ``"loss"`` on the final step.
+        ``terminated`` after the last game of the match or the agent's forfeit; ``truncated`` when the last game
+        was cut short by the game's own limit (gridpath's cycle limit) or the view's ``max_turns``. ``success`` is
+        the game's ``success`` of the match return (win for Connect Four and Kuhn poker, not losing for
+        tic-tac-toe, a drawn game). ``info["outcome"]`` is ``"win"``, ``"draw"`` or ``"loss"`` on the final step.
+
+    Opponent failures:
+        A callable opponent that raises or returns a non-``str`` fails at once; one whose replies are invalid moves
+        is asked again with the reason (as the agent is) and fails at its forfeit. A failure is not scored (it
+        would reward or punish the agent for the opponent's fault, and invite the agent to provoke it): the step
+        returns ``truncated=True``, ``info["env_error"]`` naming the failure, no ``task`` reward, ``success``
+        False. A failure before the agent's first move (the opponent moves first) raises :class:`OpponentError`
+        from ``reset``. The callable's reply is parsed in the env's ``action_format``, like the agent's.
 
     Arguments:
         game: Game module name (``"tictactoe"`` -> ``arl_envs.envs.multiagent.tictactoe_v0``).
@@ -90,7 +109,10 @@ class GameSeatEnv(AgentEnv):
         action_format, reward_weights, max_turns, render_mode: As :class:`~arl_envs.core.env.AgentEnv`.
 
     Raises:
-        ValueError: Unknown game, opponent or seat, or ``games < 1``.
+        ValueError: Unknown game, opponent or seat (``"second"`` in a one-seat game), or ``games < 1``; at reset, a
+            configuration where the game ends before the agent's first move (e.g. negotiation with
+            ``max_turns=1`` and the second seat).
+        OpponentError: From ``reset``, when the opponent fails before the agent's first move.
 
     Version history:
         v0: first version (issue 17).
@@ -136,6 +158,8 @@ class GameSeatEnv(AgentEnv):
                 raise ValueError(f"seat index must be in [0, {n_seats}), got {seat}")
         elif seat not in SEATS:
             raise ValueError(f"seat must be one of {SEATS} or an index, got {seat!r}")
+        elif seat == "second" and n_seats < 2:
+            raise ValueError(f"seat 'second' needs a game of at least 2 seats; this one has {n_seats}")
         self.seat_option = seat
         if int(games) < 1:
             raise ValueError(f"games must be >= 1, got {games}")
@@ -154,6 +178,7 @@ class GameSeatEnv(AgentEnv):
         self.match_return = 0.0
         self._opp_rng = np.random.default_rng(0)
         self._expert_seed = 0
+        self._game_truncated = False
 
     # ------------------------------------------------------------------ AgentEnv hooks
     def tools(self) -> list[Tool]:
@@ -193,7 +218,8 @@ class GameSeatEnv(AgentEnv):
         self.game_index = 0
         self.match_return = 0.0
         self.game.reset(seed=game_seed)
-        self._run_opponents()
+        self._run_opponents()  # an OpponentError here goes out of reset (documented)
+        self._check_seat_to_move()
         tid = f"{self.game_name}:{self.seat}:{self.opponent_kind}"
         return tid, self._game_header() + self.game.observe(self.seat)
 
@@ -230,9 +256,14 @@ class GameSeatEnv(AgentEnv):
             info["tool_calls"] = []
         else:
             info["tool_calls"] = [{"name": "move", "arguments": {"move": self._last_move_of(seat)}}]
-            self._run_opponents()
+            try:
+                self._run_opponents()
+            except OpponentError as exc:
+                return self._opponent_failed(exc, info)
         obs_parts = []
         game_over = seat not in game.agents or all(game.terminations[a] or game.truncations[a] for a in game.agents)
+        # The game's own limit (gridpath's cycles) ended it: the agent's episode is truncated, not terminated.
+        game_truncated = game_over and bool(game.agents) and all(game.truncations[a] for a in game.agents)
         forfeit = game.forfeited == seat
         delta = game.returns.get(seat, 0.0) - before
         obs_parts.append(game.observe(seat))
@@ -247,7 +278,12 @@ class GameSeatEnv(AgentEnv):
                 if self.alternate_seats:
                     self.seat_index = (self.seat_index + 1) % len(game.possible_agents)
                 game.reset()
-                self._run_opponents()
+                try:
+                    self._run_opponents()
+                except OpponentError as exc:
+                    return self._opponent_failed(exc, info)
+                self._check_seat_to_move()
+                game_truncated = False
                 obs_parts.append("")
                 obs_parts.append(self._game_header() + game.observe(self.seat))
         if delta:
@@ -260,7 +296,16 @@ class GameSeatEnv(AgentEnv):
         if terminated:
             info["outcome"] = "loss" if forfeit else game.outcome(seat, self.match_return)
             success = (not forfeit) and game.success(seat, self.match_return)
+        self._game_truncated = terminated and game_truncated
         return Transition("\n".join(obs_parts), parts=parts, terminated=terminated, success=success, info=info)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """As :meth:`AgentEnv.step`; a match whose last game hit the game's own limit is ``truncated``."""
+        self._game_truncated = False
+        obs, reward, terminated, truncated, info = super().step(action)
+        if terminated and self._game_truncated:
+            terminated, truncated = False, True
+        return obs, reward, terminated, truncated, info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = super().reset(seed=seed, options=options)
@@ -284,7 +329,11 @@ class GameSeatEnv(AgentEnv):
 
     def _run_opponents(self) -> None:
         """Let the opponent seats move until it is the agent's turn or the game is over (bounded: each
-        opponent move is valid or counts towards its forfeit)."""
+        opponent move is valid or counts towards its forfeit).
+
+        Raises:
+            OpponentError: A callable opponent raised or returned a non-str, or an opponent seat forfeited.
+        """
         game, seat = self.game, self.seat
         while game.agents:
             current = game.agent_selection
@@ -296,12 +345,33 @@ class GameSeatEnv(AgentEnv):
             if current == seat:
                 return
             game.step(self._opponent_reply(current))
+            if game.forfeited == current:
+                raise OpponentError(f"The opponent ({current}) forfeited after {game.invalid_moves[current]} "
+                                    "invalid moves.")
+
+    def _opponent_failed(self, exc: OpponentError, info: dict[str, Any]) -> Transition:
+        info["legal_moves"] = []
+        info["games_played"] = self.game_index
+        info["match_return"] = self.match_return
+        text = f"{exc} This game is void and not scored; the episode is over."
+        return Transition(text, info=info, env_error=str(exc))
+
+    def _check_seat_to_move(self) -> None:
+        game, seat = self.game, self.seat
+        if seat not in game.agents or game.terminations[seat] or game.truncations[seat]:
+            raise ValueError(f"the game ended before the agent's seat ({seat}) had a turn; check seat and "
+                             f"game_kwargs (e.g. negotiation max_turns=1 with the second seat)")
 
     def _opponent_reply(self, agent: str) -> str:
         game = self.game
         if self._opponent_fn is not None:
-            reply = self._opponent_fn(game.observe(agent), dict(game.infos[agent]))
-            return reply if isinstance(reply, str) else ""
+            try:
+                reply = self._opponent_fn(game.observe(agent), dict(game.infos[agent]))
+            except Exception as exc:  # a user's policy (e.g. a model server) failing is not the agent's doing
+                raise OpponentError(f"The opponent ({agent}) raised {type(exc).__name__}: {exc}.") from exc
+            if not isinstance(reply, str):
+                raise OpponentError(f"The opponent ({agent}) returned {type(reply).__name__}, not a str.")
+            return reply
         if self.opponent_kind == "expert":
             move = game.expert_move(agent, self._opp_rng)
         else:
