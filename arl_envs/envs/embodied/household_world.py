@@ -765,6 +765,8 @@ def _try_generate(rng: random.Random, cfg: Difficulty, difficulty: int, look_see
 # ----------------------------------------------------------------------------------------------- grammar
 _NUMBERED = re.compile(r"^([a-z]+?) ?(\d+)$")
 _ARTICLES = ("the ", "a ", "an ", "some ")
+#: Words that are never a name: a capture holding only one of them is a verb's particle, the name is missing.
+_NOT_A_NAME = frozenset(("to", "up", "at", "on", "off", "in", "into", "from", "with", "the", "a", "an", "some"))
 _SEPARATORS = re.compile(r"\s+(?:and then|then|and|after that|afterwards)\s+|\s*(?:;|&&|,)\s*|\.\s+")
 VERB_WORDS = ("go", "goto", "walk", "move", "navigate", "head", "travel", "enter", "open", "close", "shut", "take",
               "pick", "pickup", "get", "grab", "put", "place", "drop", "insert", "set", "use", "turn", "switch",
@@ -843,8 +845,8 @@ def interpret(command: str) -> tuple[str, tuple[str, ...]] | None:
         raise MultipleCommands(parts)
     for verb, pattern in _BY_FIRST_WORD.get(command.split(" ", 1)[0], _GRAMMAR):
         m = pattern.match(command)
-        if m is None:
-            continue
+        if m is None or any(g in _NOT_A_NAME for g in m.groups()):
+            continue  # no match, or a command cut short: 'go to' read as go <'to'>, 'pick up' as pick <'up'>
         if verb == "transform":
             return _TRANSFORM_VERBS[m.group(1)], (entity(m.group(2)), entity(m.group(3)))
         if verb == "take":

@@ -95,7 +95,11 @@ def normalise_command(raw: str) -> str:
         The normalised command, e.g. ``"go to desk 1"`` for ``"  Go to   Desk 1 "``.
 
     Raises:
-        ParseError: Empty, longer than :data:`MAX_COMMAND_CHARS` characters, or spanning several lines.
+        ParseError: Empty, longer than :data:`MAX_COMMAND_CHARS` characters, spanning several lines, or holding a
+            character that is not printable text (a control character, a lone surrogate, which no UTF-8 consumer
+            can carry, such as a tokenizer, a JSON log or ScienceWorld's py4j bridge, or an invisible format
+            character such as U+200B): such a command never names anything in a world, and echoing it back in an
+            error observation would put unencodable text into the episode.
     """
     if "\n" in raw.strip():
         raise ParseError("write exactly one command on one line (or one <action>...</action> block)")
@@ -104,6 +108,9 @@ def normalise_command(raw: str) -> str:
         raise ParseError("no command found; write one command such as 'look' (or <action>look</action>)")
     if len(command) > MAX_COMMAND_CHARS:
         raise ParseError(f"the command is {len(command)} characters long; the limit is {MAX_COMMAND_CHARS}")
+    if not command.isprintable():
+        bad = next(ch for ch in command if not ch.isprintable())
+        raise ParseError(f"the command holds a non-printable character (U+{ord(bad):04X}); write plain text")
     return command
 
 

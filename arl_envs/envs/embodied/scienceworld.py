@@ -25,7 +25,6 @@ import shutil
 import threading
 from typing import Any, ClassVar
 
-from arl_envs.core.actions import ParseError
 from arl_envs.core.env import Transition
 from arl_envs.core.errors import DependencyNotInstalled, TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv
@@ -128,11 +127,21 @@ def _jvm_alive(sw: Any) -> bool:
 
 
 def _shutdown(sw: Any) -> None:
-    try:
-        sw.close()
-    except Exception:  # already dead or half-closed: nothing left to release
-        pass
-    proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
+    gateway = getattr(sw, "_gateway", None)
+    proc = getattr(gateway, "java_process", None)
+    if proc is not None and proc.poll() is not None:
+        # The JVM is already dead. Mark py4j's client disconnected instead of closing through it: otherwise each
+        # Java object py4j garbage-collects later (weakref callbacks, at any GC point of the process) tries to
+        # reconnect and logs a traceback, and on CPython 3.11.7 such a callback running inside an ast.parse (an
+        # import) made that parse fail with "SystemError: AST constructor recursion depth mismatch".
+        client = getattr(gateway, "_gateway_client", None)
+        if client is not None:
+            client.is_connected = False
+    else:
+        try:
+            sw.close()
+        except Exception:  # half-closed: nothing left to release
+            pass
     if proc is not None and proc.poll() is None:
         try:
             proc.wait(timeout=5)  # close() asked it to exit
@@ -285,10 +294,8 @@ class ScienceWorldEnv(CommandEnv):
         return f"{self.task}:{variation}", f"{desc}\n\n{look}"
 
     def _interpret(self, command: str) -> tuple[str, Any]:
-        # ScienceWorld's own parser reads the command; only text py4j cannot carry is refused here (a lone
-        # surrogate cannot be encoded as UTF-8, control characters are never part of a command).
-        if any(ch < " " or "\ud800" <= ch <= "\udfff" for ch in command):
-            raise ParseError("the command holds control characters or invalid Unicode; write plain text")
+        # ScienceWorld's own parser reads the command; text py4j cannot carry (lone surrogates, control
+        # characters) was refused by the shared parser (parsing.normalise_command).
         return command, command
 
     def _execute(self, parsed: Any) -> Transition:
@@ -366,6 +373,9 @@ class ScienceWorldEnv(CommandEnv):
 
     # ----------------------------------------------------------------- internals
     def _jvm(self) -> Any:
+        """This env's JVM; a fresh one when it has none or its JVM died since the last step (killed while idle)."""
+        if self._sw is not None and not _jvm_alive(self._sw):
+            self._discard_jvm()
         if self._sw is None:
             self._sw = _acquire_jvm()
         return self._sw

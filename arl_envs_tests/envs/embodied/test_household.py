@@ -266,6 +266,16 @@ def test_unknown_command_lists_templates_and_chained_commands_change_nothing() -
     assert _snapshot(w) == before and not term
 
 
+@pytest.mark.parametrize("cut_short", ["go to", "go to the", "pick up", "take the", "examine a", "open the"])
+def test_a_command_cut_short_is_an_unknown_command(cut_short: str) -> None:
+    # 'go to' once read as go <'to'> ("Nothing happens: you know of no place called 'to'"), a valid turn
+    env = _env(difficulty=1)
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(cut_short)
+    assert info["action_error"] and "unknown command" in obs, obs
+    assert info["reward_components"]["format"] == pytest.approx(-0.1)
+
+
 def test_progress_is_credited_once_per_subgoal() -> None:
     env = _env(difficulty=1)
     for seed in range(100):

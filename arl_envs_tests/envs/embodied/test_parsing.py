@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -99,3 +100,18 @@ def test_parsing_is_linear_in_reply_length(unit: str) -> None:
     small, big = _best_times([unit * n, unit * (4 * n)])
     # linear: ratio ~4; quadratic: ~16. Generous slack for a noisy shared machine.
     assert big / max(small, 1e-6) < 8.0, (unit, small, big)
+
+
+@pytest.mark.parametrize("text", ["go to \udfff", "\ud800", "look\x00", "go to drawer\u200b 1", "\x1b[31mlook"])
+def test_non_printable_commands_are_malformed_and_never_echoed(text: str) -> None:
+    with pytest.raises(ParseError, match="non-printable"):
+        normalise_command(text)
+    from arl_envs.envs.embodied.household import HouseholdEnv
+
+    for fmt, action in (("native", text), ("json", '<tool_call>{"name": "act", "arguments": {"command": '
+                                                    + json.dumps(text) + "}}</tool_call>")):
+        env = HouseholdEnv(action_format=fmt)
+        env.reset(seed=0)
+        obs, _, _, _, info = env.step(action)
+        assert info["action_error"] and "non-printable" in obs, (fmt, obs)
+        obs.encode("utf-8")  # the observation is valid text (a lone surrogate is not)

@@ -130,3 +130,22 @@ def test_jvm_is_kept_across_resets_and_pooled_on_close_and_seeds_replay_exactly(
     assert proc.pid == pid  # the pooled JVM was reused
     again.close()
     assert proc.poll() is not None  # keep_jvm_warm=False shut it down
+
+
+@pytest.mark.slow
+@needs_java
+def test_jvm_killed_mid_episode_is_env_error_and_killed_between_episodes_restarts_at_reset() -> None:
+    env = ScienceWorldEnv(keep_jvm_warm=False)
+    first, _ = env.reset(seed=0)
+    env._sw._gateway.java_process.kill()
+    env._sw._gateway.java_process.wait(timeout=10)
+    _, reward, terminated, truncated, info = env.step("look around")
+    assert info["env_error"] and truncated and not terminated and reward == 0 and not info["success"]
+    assert env.reset(seed=0)[0] == first  # a fresh JVM, the same world
+    # a JVM that dies while the env is idle between episodes (or in the pool) is replaced at the next reset
+    env._sw._gateway.java_process.kill()
+    env._sw._gateway.java_process.wait(timeout=10)
+    assert env.reset(seed=0)[0] == first
+    _, _, _, truncated, info = env.step("look around")
+    assert not info.get("env_error") and not truncated
+    env.close()
