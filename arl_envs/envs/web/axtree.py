@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the in-page helper; bump when SNAPSHOT_JS changes.
-HELPER_VERSION = 5
+HELPER_VERSION = 6
 #: Longest text of one node (characters); longer text is cut with "...".
 MAX_NODE_TEXT = 300
 #: Longest accessible name (characters).
@@ -45,9 +45,14 @@ LOAD_WAIT_MS = 2000
 
 _BID_RE = re.compile(r"^([a-z]+)(\d+)$")
 
+#: JS test "the helper is installed for THIS document". The helper's state (pending navigation, opened tabs,
+#: document listeners) belongs to one document: a window that is reused for the next document (a popup's initial
+#: about:blank replaced by its URL) must get a fresh helper, else a stale "leaving" flag stalls every snapshot.
+HELPER_READY_JS = f"(window.__arl && window.__arl.v === {HELPER_VERSION} && window.__arl.doc === document)"
+
 SNAPSHOT_JS = r"""
 (() => {
-if (window.__arl && window.__arl.v === %(version)d) return;
+if (%(ready)s) return;
 // count the tabs this document tries to open (window.open, links with a target): the env then waits for them
 let opened = 0;
 const _open = window.open;
@@ -490,10 +495,11 @@ function resolve(selector) {
   search(document, 0);
   return out;
 }
-Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolve, fresh, target, prepareFill, selectOption, focusBid}, configurable: true, enumerable: false, writable: true});
+Object.defineProperty(window, '__arl', {value: {v: %(version)d, doc: document, snapshot, resolve, fresh, target, prepareFill, selectOption, focusBid}, configurable: true, enumerable: false, writable: true});
 })();
 """ % {
     "version": HELPER_VERSION,
+    "ready": HELPER_READY_JS,
     "max_text": MAX_NODE_TEXT,
     "max_name": MAX_NAME,
     "max_lines": MAX_TREE_LINES,
@@ -502,19 +508,19 @@ Object.defineProperty(window, '__arl', {value: {v: %(version)d, snapshot, resolv
 
 #: Expression evaluated in the top frame for a snapshot (argument: the document-prefix counter).
 SNAPSHOT_CALL = f"""async ([counter, force]) => {{
-  if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
+  if (!{HELPER_READY_JS}) {{ {SNAPSHOT_JS} }}
   return await window.__arl.snapshot(counter, force);
 }}"""
 
 #: Expression evaluated in the top frame to prepare an action: ``[helper name, args...]``.
 ACTION_CALL = f"""(args) => {{
-  if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
+  if (!{HELPER_READY_JS}) {{ {SNAPSHOT_JS} }}
   return window.__arl[args[0]](...args.slice(1));
 }}"""
 
 #: Expression evaluated in the top frame to find bids by CSS selector (argument: the selector).
 RESOLVE_CALL = f"""(selector) => {{
-  if (!window.__arl || window.__arl.v !== {HELPER_VERSION}) {{ {SNAPSHOT_JS} }}
+  if (!{HELPER_READY_JS}) {{ {SNAPSHOT_JS} }}
   return window.__arl.resolve(selector);
 }}"""
 

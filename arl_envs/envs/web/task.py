@@ -67,12 +67,12 @@ Example (a complete task: ``arl_envs/envs/web/tasks/click_button.py``)::
 from __future__ import annotations
 
 import json
-import math
 import posixpath
 import re
 import unicodedata
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -286,20 +286,29 @@ _NUM_RE = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?$")
 _CURRENCY = "$€£¥"
 
 
-def _as_number(text: str) -> float | None:
+def _as_number(text: str) -> Decimal | None:
+    """The exact number an answer writes (``1,000``, ``$1,000.50``, ``12%``, ``1000 €``), else ``None``.
+
+    Exact decimal arithmetic (no float rounding: ``2184.99999999999999999`` is not ``2185``); one currency sign
+    is allowed only before the number (after an optional sign) or after it, never inside it (``1$000`` is text).
+    """
     t = text.strip()
-    for c in _CURRENCY:
-        t = t.replace(c, "")
-    t = t.strip()
     if t.endswith("%"):
         t = t[:-1].strip()
+    sign = ""
+    if t[:1] and t[0] in "+-":
+        sign, t = t[0], t[1:].strip()
+    if t[:1] and t[0] in _CURRENCY:
+        t = t[1:].strip()
+    elif t[-1:] and t[-1] in _CURRENCY:
+        t = t[:-1].strip()
+    t = sign + t
     if not t or not _NUM_RE.match(t) or not any(ch.isdigit() for ch in t):
         return None
     try:
-        value = float(t.replace(",", ""))
-    except ValueError:
+        return Decimal(t.replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only plain decimals
         return None
-    return value if math.isfinite(value) else None
 
 
 def normalize_answer(text: str) -> str:
@@ -316,7 +325,7 @@ def normalize_answer(text: str) -> str:
     t = t.rstrip(".!").strip()
     num = _as_number(t)
     if num is not None:
-        return str(int(num)) if num == int(num) else repr(num)
+        return str(int(num)) if num == num.to_integral_value() else format(num.normalize(), "f")
     return t
 
 

@@ -251,6 +251,35 @@ def test_popup_tab_focus_dialog_and_answer():
         env.close()
 
 
+def test_script_popup_is_observed_without_waiting_for_a_navigation(monkeypatch):
+    """A tab opened by ``window.open(url)`` reuses its initial about:blank window for ``url``: the helper state
+    of about:blank (its ``beforeunload`` had fired) must not make every snapshot of the popup wait for a navigation
+    that never comes (it stalled each such step by NAVIGATION_WAIT_S). With that wait longer than the step timeout,
+    a stale flag is a hung step (env_error); a form submitted inside the popup is still followed to its next page."""
+    import arl_envs.envs.web.env as web_env
+
+    monkeypatch.setattr(web_env, "NAVIGATION_WAIT_S", 1000.0)
+    files = {
+        "index.html": page('<button id="wo">open</button>',
+                           "document.getElementById('wo').onclick = () => { window.open('tab.html'); };"
+                           "window.arlState = () => ({page: 'index'});"),
+        "tab.html": page('<form action="done.html"><button id="go" type="submit">go</button></form>',
+                         "window.arlState = () => ({page: 'tab'});"),
+        "done.html": page("<p>done</p>", "window.arlState = () => ({page: 'done'});"),
+    }
+    env = WebEnv(PageTask(files), action_timeout_s=1.0, step_timeout_s=4.0)
+    try:
+        env.reset(seed=0)
+        _, _, term, trunc, info = env.step(f'click("{bid_of(env, "#wo")}")')
+        assert not (term or trunc) and "env_error" not in info, info.get("env_error")
+        assert env._state["page"] == "tab" and env._state["active_tab"] == 1
+        _, _, term, trunc, info = env.step(f'click("{bid_of(env, "#go")}")')
+        assert not (term or trunc) and "env_error" not in info, info.get("env_error")
+        assert env._state["page"] == "done" and env._state["tabs"][1].startswith("/done.html")
+    finally:
+        env.close()
+
+
 def test_screenshot_modes():
     env = WebEnv("click-button", obs_mode="axtree+screenshot", render_mode="rgb_array", viewport=(640, 480))
     try:

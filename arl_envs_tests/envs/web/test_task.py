@@ -43,6 +43,14 @@ from arl_envs.envs.web.task import (
         ("", "x |OR| ", False),
         (None, "x", False),
         ("1,00", "100", False),  # not a thousands grouping: text, not the number 100
+        # Exact numbers: float rounding must not turn a wrong answer into the right one.
+        ("2184.99999999999999999", "2185", False),
+        ("12345678901234567891", "12345678901234567890", False),
+        ("1000.0000", "1,000", True),
+        # A currency sign goes before or after the number, never inside it.
+        ("1$0$0$0", "1000", False),
+        ("1000 €", "1000", True),
+        ("-$5", "-5", True),
     ],
 )
 def test_answer_matches(answer, expected, ok):
