@@ -36,6 +36,7 @@ import gymnasium as gym  # noqa: E402
 
 import arl_envs  # noqa: E402,F401  (registers the ids)
 from arl_envs.envs.web.browser import hold_browser  # noqa: E402
+from web_miniwob_ref import _summary  # noqa: E402  (one percentile summary for ours and the references)
 
 #: MiniWoB++ tasks timed for ours and for the references (cheap, common; a click on #area ends no episode).
 MINIWOB_TASKS = ("click-test", "click-button", "click-checkboxes", "enter-text", "login-user")
@@ -45,26 +46,6 @@ OWN_TASKS = ("click-button", "enter-text")
 STEPS_PER_EPISODE = 5
 #: Parallel env counts for the throughput part.
 PARALLEL = (1, 2, 4)
-
-
-def _pct(xs: list[float], q: float) -> float:
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    k = (len(s) - 1) * q / 100.0
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
-def _summary(reset_s: list[float], step_s: list[float]) -> dict[str, float]:
-    return {
-        "reset_p50_ms": 1000 * _pct(reset_s, 50),
-        "reset_p99_ms": 1000 * _pct(reset_s, 99),
-        "step_p50_ms": 1000 * _pct(step_s, 50),
-        "step_p99_ms": 1000 * _pct(step_s, 99),
-        "n_resets": float(len(reset_s)),
-        "n_steps": float(len(step_s)),
-    }
 
 
 def _area_action(env: Any, selector: str) -> str:
