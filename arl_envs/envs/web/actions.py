@@ -21,7 +21,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arl_envs.core.actions import ParseError
+from arl_envs.core.actions import ParseError, find_blocks, remove_blocks
 from arl_envs.core.tools import Tool, ToolCall
 
 #: Longest text accepted in one ``fill``/``answer`` (characters).
@@ -32,6 +32,9 @@ MAX_NOOP_WAIT_MS = 5_000
 MAX_SCROLL_PX = 100_000
 #: Most candidate end positions tried when extracting a call from free text.
 _MAX_PARSE_TRIES = 64
+#: Most action-name occurrences (the last ones) tried as the start of a call in free text. Each try parses a
+#: substring, so trying every occurrence would cost quadratic time on a reply of many call-like fragments.
+_MAX_CALL_STARTS = 8
 
 _Bid = Field(description="Element id shown in [brackets] in the accessibility tree, e.g. 'a12'.")
 
@@ -112,7 +115,7 @@ ALIASES = {"drag_and_drop": "drag", "send_msg_to_user": "answer", "double_click"
 
 _NAMES = sorted(set(ACTIONS) | set(ALIASES), key=len, reverse=True)
 _CALL_RE = re.compile(r"\b(" + "|".join(_NAMES) + r")\s*\(")
-_THINK_RE = re.compile(r"<think>.*?</think>", re.S)
+_THINK_OPEN = re.compile(r"<think>")
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\n?(.*?)```", re.S)
 
 
@@ -162,7 +165,7 @@ def parse_action(text: str) -> ToolCall:
     Raises:
         ParseError: No call, several statements, unknown action, non-literal or wrong arguments.
     """
-    body = _THINK_RE.sub("", text)
+    body = remove_blocks(text, find_blocks(text, _THINK_OPEN, "</think>"))  # linear, unlike a .*? regex
     if "<think>" in body:  # an unclosed think block: nothing after it is an action
         body = body.split("<think>", 1)[0]
     fences = _FENCE_RE.findall(body)
@@ -187,7 +190,7 @@ def parse_action(text: str) -> ToolCall:
     # 2. a call at the end of free text: the LAST action name that starts a well-formed call
     first_error: ParseError | None = None
     matches = list(_CALL_RE.finditer(body))
-    for m in reversed(matches):
+    for m in reversed(matches[-_MAX_CALL_STARTS:]):
         start = m.start(1)
         tries = 0
         pos = body.find(")", m.end() - 1)
