@@ -193,7 +193,7 @@ def demo(
 def _demo_grpo() -> bool:
     """Run the GRPO part of the demo (SFT warm start, then GRPO); True when it ran and its reward curve rose."""
     try:
-        from baselines.grpo.train import demo_run
+        from arl_baselines.grpo.train import demo_run
     except ImportError as exc:
         console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
         return False
@@ -219,7 +219,7 @@ def train(
 ) -> None:
     """Train the GRPO baseline agent against an env (SFT warm start from the expert, then GRPO, then evaluation)."""
     try:
-        from baselines.grpo.train import train as run_train
+        from arl_baselines.grpo.train import train as run_train
     except ImportError as exc:
         console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
         raise typer.Exit(1) from exc

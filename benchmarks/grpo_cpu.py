@@ -5,12 +5,12 @@
 Prints a markdown block for benchmarks/RESULTS.md (also written to ``OUT/results.md``). Sizes are those the CPU
 tests use, so the numbers say what CI pays:
 
-1. Decoding on CPU: :class:`~baselines.grpo.decode.FastDecoder` eager (the static-cache loop rollouts use on CPU)
+1. Decoding on CPU: :class:`~arl_baselines.grpo.decode.FastDecoder` eager (the static-cache loop rollouts use on CPU)
    and compiled (inductor; no CUDA graphs on CPU) against ``model.generate``, batch 64, 64 sampled tokens, for
    ``tiny`` and ``tiny-S``. On CPU the model's arithmetic dominates, so expect ~1x; the gap is a GPU matter.
 2. The learning recipe of ``test_tiny_model_learns_one_step_task`` (tiny-S, 800 SFT steps, 20 GRPO steps on
    arithmetic difficulty 1, integer kind), with held-out success before, after SFT and after GRPO.
-3. The demo (``baselines.grpo.train.demo_run``): reward over the GRPO steps.
+3. The demo (``arl_baselines.grpo.train.demo_run``): reward over the GRPO steps.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     import torch
 
-    from baselines.grpo.decode import benchmark_decoding
-    from baselines.grpo.policy import load_policy
-    from baselines.grpo.train import demo_run, train
+    from arl_baselines.grpo.decode import benchmark_decoding
+    from arl_baselines.grpo.policy import load_policy
+    from arl_baselines.grpo.train import demo_run, train
 
     if args.threads:
         torch.set_num_threads(args.threads)

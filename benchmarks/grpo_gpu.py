@@ -13,7 +13,7 @@ It prints and writes ``OUT/results.json``, ``OUT/results.md`` (a block for bench
 
 What it measures:
 
-1. Decoding: tokens/s of :class:`~baselines.grpo.decode.FastDecoder` (static KV cache; decode step compiled with
+1. Decoding: tokens/s of :class:`~arl_baselines.grpo.decode.FastDecoder` (static KV cache; decode step compiled with
    ``torch.compile(mode="reduce-overhead")`` on CUDA) against ``model.generate`` on the same model in the same
    process: ``tiny-L`` (10.7M parameters), batch 256, 256 sampled tokens (CPU: ``tiny``, batch 16, 32 tokens).
 2. Training, per env and seed: SFT on expert trajectories, evaluation on held-out seeds ("SFT-only"), GRPO,
@@ -92,7 +92,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     """Worker: one SFT -> GRPO run (imports inside: safe with the spawn start method)."""
     import torch
 
-    from baselines.grpo.train import train
+    from arl_baselines.grpo.train import train
 
     if job.get("threads"):
         torch.set_num_threads(int(job["threads"]))
@@ -108,8 +108,8 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
 def _decode_bench(spec: dict[str, Any], device: str) -> dict[str, Any]:
     import torch
 
-    from baselines.grpo.decode import benchmark_decoding
-    from baselines.grpo.policy import load_policy
+    from arl_baselines.grpo.decode import benchmark_decoding
+    from arl_baselines.grpo.policy import load_policy
 
     p = load_policy(spec["model"], device=device)
     p.model.eval()

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from baselines.grpo.loss import ADVANTAGE_EPS, group_advantages, grpo_loss  # noqa: E402
+from arl_baselines.grpo.loss import ADVANTAGE_EPS, group_advantages, grpo_loss  # noqa: E402
 
 
 def _std(xs: list[float]) -> float:

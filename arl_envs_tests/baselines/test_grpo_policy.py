@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from baselines.grpo.decode import FastDecoder, benchmark_decoding  # noqa: E402
-from baselines.grpo.policy import (  # noqa: E402
+from arl_baselines.grpo.decode import FastDecoder, benchmark_decoding  # noqa: E402
+from arl_baselines.grpo.policy import (  # noqa: E402
     BYTE_EOS,
     BYTE_PAD,
     ChatFormat,

@@ -14,10 +14,10 @@ import gymnasium as gym  # noqa: E402
 
 from arl_envs.core.env import Transition  # noqa: E402
 from arl_envs.envs.math.env import ArithmeticEnv  # noqa: E402
-from baselines.grpo.config import GRPOConfig  # noqa: E402
-from baselines.grpo.loss import group_advantages, grpo_loss  # noqa: E402
-from baselines.grpo.rollout import Episode, RolloutEngine, pass_at_k  # noqa: E402
-from baselines.grpo.train import Trainer, pad_batch  # noqa: E402
+from arl_baselines.grpo.config import GRPOConfig  # noqa: E402
+from arl_baselines.grpo.loss import group_advantages, grpo_loss  # noqa: E402
+from arl_baselines.grpo.rollout import Episode, RolloutEngine, pass_at_k  # noqa: E402
+from arl_baselines.grpo.train import Trainer, pad_batch  # noqa: E402
 
 MATH_KW: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
 MULTI_KW: dict[str, Any] = {**MATH_KW, "max_attempts": 3}
@@ -82,8 +82,8 @@ def test_sampled_ids_are_trained_ids_across_turns(warm_policy, multiturn) -> Non
     """Log-probs recomputed by the trainer on the stored sequence equal the sampler's, token for token."""
     eps = [e for e in multiturn if e.turns >= 2]
     ids, mask = pad_batch(eps, warm_policy.pad_id, torch.device("cpu"))
-    from baselines.grpo.policy import token_logprobs
-    from baselines.grpo.train import pad_batch_floats
+    from arl_baselines.grpo.policy import token_logprobs
+    from arl_baselines.grpo.train import pad_batch_floats
 
     with torch.no_grad():
         logp, _ = token_logprobs(warm_policy.model.eval(), ids, mask)
@@ -94,7 +94,7 @@ def test_sampled_ids_are_trained_ids_across_turns(warm_policy, multiturn) -> Non
 
 def _hidden_grads(policy, eps: list[Episode]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Gradient of the GRPO loss w.r.t. the decoder's last hidden state (position t predicts token t+1)."""
-    from baselines.grpo.policy import token_logprobs
+    from arl_baselines.grpo.policy import token_logprobs
 
     model = policy.model.train()
     ids, mask = pad_batch(eps, policy.pad_id, torch.device("cpu"))

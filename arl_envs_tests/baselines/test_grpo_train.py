@@ -11,8 +11,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from baselines.grpo.config import GRPOConfig  # noqa: E402
-from baselines.grpo.train import METRIC_KEYS, demo_run, train  # noqa: E402
+from arl_baselines.grpo.config import GRPOConfig  # noqa: E402
+from arl_baselines.grpo.train import METRIC_KEYS, demo_run, train  # noqa: E402
 
 MATH = "arl/math.arithmetic-v0"
 SMALL = {

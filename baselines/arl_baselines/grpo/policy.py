@@ -27,7 +27,7 @@ import torch
 
 from arl_envs.core.errors import DependencyNotInstalled
 
-from baselines.grpo.config import TINY_SIZES
+from arl_baselines.grpo.config import TINY_SIZES
 
 #: Special tokens of the byte tokenizer, in id order after the 256 byte ids.
 BYTE_PAD, BYTE_EOS, BYTE_USER, BYTE_ASSISTANT, BYTE_SYSTEM, BYTE_TOOL = (
@@ -106,7 +106,7 @@ def build_tiny_model(size: str, tokenizer: Any, *, seed: int = 0) -> torch.nn.Mo
     """A randomly initialised small ``LlamaForCausalLM`` (dropout 0, SDPA attention, tied embeddings).
 
     Args:
-        size: A key of :data:`~baselines.grpo.config.TINY_SIZES`.
+        size: A key of :data:`~arl_baselines.grpo.config.TINY_SIZES`.
         tokenizer: The tokenizer (its length sets the vocabulary; its pad/eos ids go into the config).
         seed: Seeds the initialisation.
 

@@ -8,8 +8,8 @@ Entry points:
 * :func:`demo_run`: a short run on a one-step arithmetic task sized for two CPU cores (used by ``arl-envs demo``).
 
 One GRPO step: sample ``num_groups`` training seeds; play ``group_size`` episodes of each
-(:class:`~baselines.grpo.rollout.RolloutEngine`); group-relative advantages; drop zero-spread groups and masked
-episodes; one (or ``num_iterations``) AdamW step(s) on the clipped loss (:mod:`baselines.grpo.loss`), accumulated
+(:class:`~arl_baselines.grpo.rollout.RolloutEngine`); group-relative advantages; drop zero-spread groups and masked
+episodes; one (or ``num_iterations``) AdamW step(s) on the clipped loss (:mod:`arl_baselines.grpo.loss`), accumulated
 over micro-batches.
 """
 
@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from baselines.grpo.config import EVAL_SEED_OFFSET, TRAIN_SEED_RANGE, GRPOConfig
-from baselines.grpo.loss import group_advantages, grpo_loss
-from baselines.grpo.policy import Policy, load_policy, token_logprobs
-from baselines.grpo.rollout import Episode, RolloutEngine, evaluate, expert_episodes
+from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TRAIN_SEED_RANGE, GRPOConfig
+from arl_baselines.grpo.loss import group_advantages, grpo_loss
+from arl_baselines.grpo.policy import Policy, load_policy, token_logprobs
+from arl_baselines.grpo.rollout import Episode, RolloutEngine, evaluate, expert_episodes
 
 #: Keys every metrics.jsonl line has (tests check them; the plot reads some of them).
 METRIC_KEYS = (
@@ -523,7 +523,7 @@ def train(
             ``smollm2``.
         steps: GRPO steps (0: SFT and evaluation only).
         output: Run directory (created).
-        **cfg: Fields of :class:`~baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
+        **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
             ``env_kwargs={"difficulty": 1}``); ``save_model=True`` also writes the final policy to
             ``output/model``.
 

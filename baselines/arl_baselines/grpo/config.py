@@ -68,7 +68,7 @@ class GRPOConfig:
         mask_truncated: Zero the loss mask of episodes with a truncated turn or context (DAPO's overlong
             filtering; TRL ``mask_truncated_completions``). Their rewards still enter the group statistics.
 
-    Loss (see :mod:`baselines.grpo.loss` for formulas and sources):
+    Loss (see :mod:`arl_baselines.grpo.loss` for formulas and sources):
         loss_type: ``grpo`` | ``bnpo`` | ``dr_grpo`` | ``dapo``.
         scale_rewards: ``group`` | ``batch`` | ``none``.
         epsilon_low / epsilon_high: Clip range ``[1 - epsilon_low, 1 + epsilon_high]`` of the ratio.

@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from baselines.grpo.policy import _split_ok
+from arl_baselines.grpo.policy import _split_ok
 
 #: Check "every row finished" every this many decode steps on CUDA (each check synchronises with the GPU).
 CUDA_STOP_CHECK_INTERVAL = 8

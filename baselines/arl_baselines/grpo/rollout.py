@@ -24,8 +24,8 @@ import gymnasium as gym
 import torch
 
 import arl_envs  # noqa: F401  (registers the env ids)
-from baselines.grpo.decode import FastDecoder
-from baselines.grpo.policy import Policy
+from arl_baselines.grpo.decode import FastDecoder
+from arl_baselines.grpo.policy import Policy
 
 #: Extra cache slots kept free after a prompt so that at least one token can be sampled.
 MIN_FREE_SLOTS = 1

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from baselines.grpo.config import IMPORTANCE_SAMPLING_LEVELS, LOSS_TYPES, SCALE_REWARDS
+from arl_baselines.grpo.config import IMPORTANCE_SAMPLING_LEVELS, LOSS_TYPES, SCALE_REWARDS
 
 #: Added to the std before dividing (TRL uses 1e-4).
 ADVANTAGE_EPS = 1e-4
