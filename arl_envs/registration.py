@@ -73,6 +73,12 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "Tool-integrated math: a sandboxed persistent Python session, then a \\boxed{} answer.",
         tags=("sandbox",),
     ),
+    EnvSpecRow(
+        "arl/math.formal-v0",
+        "arl_envs.envs.math.formal:FormalProofEnv",
+        "Coq 8.16 proofs of 78 shipped lemmas (nat arithmetic, lists, logic), checked in the sandbox; Coq's errors as feedback.",
+        tags=("sandbox",),
+    ),
     # --- search (issue 5) ---
     EnvSpecRow(
         "arl/search.multihop-v0",
