@@ -79,6 +79,12 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "Coq 8.16 proofs of 78 shipped lemmas (nat arithmetic, lists, logic), checked in the sandbox; Coq's errors as feedback.",
         tags=("sandbox",),
     ),
+    # --- agent settings (issue 13) ---
+    EnvSpecRow(
+        "arl/memory.bank-v0",
+        "arl_envs.envs.memory.bank:MemoryBankEnv",
+        "Memory-R1: manage a bounded memory bank (add/update/delete/noop) over multi-session dialogue; answer from it.",
+    ),
     # --- search (issue 5) ---
     EnvSpecRow(
         "arl/search.multihop-v0",
