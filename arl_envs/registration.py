@@ -96,6 +96,11 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.search.env:SearchQAEnv",
         "Search-R1 QA over a wiki-18-format JSONL corpus (corpus_path, qa_path); default: a shipped sample.",
     ),
+    EnvSpecRow(
+        "arl/search.rewrite-v0",
+        "arl_envs.envs.search.rewrite:QueryRewriteEnv",
+        "DeepRetrieval: rewrite a multi-hop question into one query; reward = recall@5 of its gold articles under BM25.",
+    ),
     # --- code (issue 4) ---
     EnvSpecRow(
         "arl/code.functions-v0",

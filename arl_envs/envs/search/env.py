@@ -165,7 +165,9 @@ class SearchEnv(AgentEnv):
     Subclasses load ``self.questions`` and ``self.retriever`` and give :attr:`corpus_description`.
 
     Args:
-        retriever: ``"bm25"`` (default), ``"dense"`` (needs ``arl-envs[search-dense]``) or ``"remote"``.
+        retriever: ``"bm25"`` (default), ``"dense"`` (needs ``arl-envs[search-dense]``), ``"remote"`` or
+            ``"simulated"`` (ZeroSearch: documents written by a local LM, see :mod:`.simulated`).
+        retriever_kwargs: Passed to the retriever, e.g. ``{"noise": 0.3, "model": "smollm2"}`` for simulated.
         retriever_url: Base URL of a Search-R1-compatible server (``retriever="remote"``).
         topk: Documents per native ``<search>`` and default ``k`` of the JSON tool (1-10).
         snippet_words: Words of text per search result (0: whole documents).
@@ -186,9 +188,11 @@ class SearchEnv(AgentEnv):
         topk: int = DEFAULT_TOPK,
         snippet_words: int = DEFAULT_SNIPPET_WORDS,
         answer_metric: str = "em",
+        retriever_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.retriever_kwargs = dict(retriever_kwargs or {})  # e.g. simulated: {"noise": 0.3, "model": "tiny"}
         if retriever not in RETRIEVERS:
             raise ValueError(f"retriever must be one of {RETRIEVERS}, got {retriever!r}")
         if not 1 <= int(topk) <= MAX_TOOL_K:
@@ -221,7 +225,7 @@ class SearchEnv(AgentEnv):
         if self.retriever_kind == "remote":
             self.retriever = make_retriever("remote", url=self.retriever_url)
         else:
-            self.retriever = make_retriever(self.retriever_kind, docs)
+            self.retriever = make_retriever(self.retriever_kind, docs, **self.retriever_kwargs)
 
     # ----------------------------------------------------------------- AgentEnv hooks
     def tools(self) -> list[Tool]:
