@@ -85,6 +85,13 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.memory.bank:MemoryBankEnv",
         "Memory-R1: manage a bounded memory bank (add/update/delete/noop) over multi-session dialogue; answer from it.",
     ),
+    EnvSpecRow(
+        "arl/selfplay.propose-solve-v0",
+        "arl_envs.envs.selfplay.propose_solve:ProposeSolveEnv",
+        "Absolute Zero: propose a Python program + inputs (sandbox-checked), then solve it k times (deduction/"
+        "abduction/induction); solver correctness + proposer learnability.",
+        tags=("sandbox",),
+    ),
     # --- search (issue 5) ---
     EnvSpecRow(
         "arl/search.multihop-v0",

@@ -1,0 +1,131 @@
+"""arl/selfplay.propose-solve-v0 (Absolute Zero setting): validity checks in the sandbox, solver checks, rewards."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import arl_envs  # noqa: F401
+from arl_envs.agents import make_agent, run_episode
+from arl_envs_tests.sandbox.conftest import bwrap_skip_reason
+
+pytestmark = pytest.mark.skipif(bwrap_skip_reason() is not None, reason=str(bwrap_skip_reason()))
+ENV_ID = "arl/selfplay.propose-solve-v0"
+SQUARES = "def f(x):\n    return x * x"
+
+
+def _propose(env, program: str, inputs: str):
+    return env.step(f"```python\n{program}\n```\n<inputs>{inputs}</inputs>")
+
+
+@pytest.mark.parametrize("task_type", ["deduction", "abduction", "induction"])
+def test_expert_solves_every_type(task_type: str) -> None:
+    env = gym.make(ENV_ID, task_types=[task_type], k=2)
+    try:
+        for seed in range(3):
+            ep = run_episode(env, make_agent("expert", env), seed=seed)
+            assert ep.success and ep.infos[-1]["solve_rate"] == 1.0
+            assert ep.infos[-1]["reward_components"]["propose"] == 0.0  # always solved: not learnable
+    finally:
+        env.close()
+
+
+def test_random_agent_fails() -> None:
+    env = gym.make(ENV_ID)
+    try:
+        assert not any(run_episode(env, make_agent("random", env, seed=s), seed=s).success for s in range(6))
+    finally:
+        env.close()
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = gym.make(ENV_ID, task_types=["deduction"], k=2, timeout_s=1.5)
+    yield e
+    e.close()
+
+
+@pytest.mark.parametrize(
+    "program, inputs, why",
+    [
+        ("import os\ndef f(x):\n    return os.getcwd()", "[1]", "importing 'os'"),
+        ("def f(x):\n    return open('/etc/passwd').read()", "[1]", "'open'"),
+        ("def f(x):\n    while True:\n        pass", "[1]", "timed out"),
+        ("def f(x):\n    return 1 // x", "[0]", "ZeroDivisionError"),
+        ("def f(x):\n    return list({str(i) for i in range(60)})", "[1]", "not deterministic"),
+        ("def f(x):\n    return object", "[1]", "literals"),
+        ("def g(x):\n    return x", "[1]", "define a top-level function f"),
+        (SQUARES, "not a list", "list literal"),
+    ],
+)
+def test_invalid_proposals_score_minus_one(env, program: str, inputs: str, why: str) -> None:
+    env.reset(seed=0)
+    obs, r, term, trunc, info = _propose(env, program, inputs)
+    assert term and not info["success"] and r == -1.0 and info["proposal_valid"] is False
+    assert why in info["proposal_error"], info["proposal_error"]
+
+
+def test_deduction_checks_the_executed_output(env) -> None:
+    env.reset(seed=0)
+    _, r, term, _, info = _propose(env, SQUARES, "[7]")
+    assert not term and info["proposal_valid"] and r == 0.0
+    _, r1, _, _, i1 = env.step("<answer>49</answer>")
+    _, r2, term, _, i2 = env.step("<answer>48</answer>")
+    assert i1["correct"] and not i2["correct"] and term and i2["solve_rate"] == 0.5
+    assert r1 == 0.5 and i2["reward_components"]["propose"] == 0.5  # learnability 1 - 1/2
+
+
+def test_abduction_accepts_any_input_with_that_output() -> None:
+    env = gym.make(ENV_ID, task_types=["abduction"], k=2)
+    try:
+        env.reset(seed=0)
+        _propose(env, SQUARES, "[3]")
+        _, _, _, _, info = env.step("<answer>-3</answer>")
+        assert info["correct"]
+        _, _, term, _, info = env.step("<answer>4</answer>")
+        assert term and not info["correct"]
+    finally:
+        env.close()
+
+
+def test_induction_checked_on_held_out_inputs() -> None:
+    env = gym.make(ENV_ID, task_types=["induction"], k=2)
+    try:
+        env.reset(seed=0)
+        obs, *_ = _propose(env, SQUARES, "[1, 2, 3, 4]")
+        assert "f(1) == 1" in obs and "f(3)" not in obs  # held-out pairs are not shown
+        overfit = "def f(x):\n    return {1: 1, 2: 4}.get(x, 0)"
+        _, _, _, _, info = env.step(f"```python\n{overfit}\n```")
+        assert not info["correct"]
+        _, _, term, _, info = env.step("```python\ndef f(y):\n    return y ** 2\n```")
+        assert term and info["correct"]
+    finally:
+        env.close()
+
+
+def test_external_solver_callable_fills_the_solver_role() -> None:
+    answers = iter(["<answer>49</answer>", "<answer>0</answer>", "garbage", "<answer>49</answer>"])
+    seen = []
+
+    def solver(obs: str, info: dict) -> str:
+        seen.append(info)
+        return next(answers)
+
+    env = gym.make(ENV_ID, task_types=["deduction"], k=4, solver=solver)
+    try:
+        env.reset(seed=0)
+        _, r, term, _, info = _propose(env, SQUARES, "[7]")
+        assert term and info["solver_results"] == [True, False, False, True] and r == 0.5
+        assert [s["attempt"] for s in seen] == [1, 2, 3, 4] and seen[0]["role"] == "solver"
+    finally:
+        env.close()
+
+
+def test_wrong_role_call_is_a_format_error() -> None:
+    env = gym.make(ENV_ID, action_format="json")
+    try:
+        env.reset(seed=0)
+        obs, r, term, _, info = env.step('<tool_call>{"name": "solve", "arguments": {"answer": "1"}}</tool_call>')
+        assert not term and r == -1.0 and info["action_error"] is None and "proposer" in obs
+    finally:
+        env.close()
