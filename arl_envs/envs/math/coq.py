@@ -93,6 +93,8 @@ CLOSED = "Closed under the global context"
 MAX_MESSAGE_CHARS = 2_000
 #: Exit status of ``sh`` when the command is missing (coqc absent from the sandbox image).
 COMMAND_NOT_FOUND = 127
+#: Wall-clock limit of a coqc run, as a multiple of its CPU limit (``timeout_s``).
+WALL_TIME_FACTOR = 3.0
 #: Checks remembered per process (coqc is deterministic; timeouts and sandbox failures are never cached).
 CACHE_SIZE = 1_024
 #: Host config of ocamlfind (Coq 8.16 finds its plugins through findlib), copied into the work directory
@@ -261,7 +263,8 @@ class CoqChecker:
         sandbox: ``"bwrap"`` (default) or ``"docker"`` (its image must contain ``coqc``; otherwise every check
             is an ``env_error`` naming the missing command).
         sandbox_kwargs: Passed to :func:`arl_envs.sandbox.get_sandbox`.
-        timeout_s: Wall-clock and CPU seconds for each of the two ``coqc`` runs.
+        timeout_s: CPU seconds for each of the two ``coqc`` runs; the wall-clock limit is
+            ``WALL_TIME_FACTOR`` times that, so a loaded machine does not turn a correct proof into a timeout.
         memory_mb: Memory limit of a run, MiB (Coq with ``Lia`` loaded needs about 250).
 
     Raises:
@@ -284,7 +287,9 @@ class CoqChecker:
         if sandbox == "bwrap" and shutil.which("coqc") is None:
             raise DependencyNotInstalled("coqc not found: apt-get install -y coq (Coq 8.16; see .ci/system-deps)")
         kwargs = dict(sandbox_kwargs or {})
-        kwargs.setdefault("limits", Limits(wall_time_s=timeout_s, cpu_time_s=timeout_s, memory_mb=memory_mb))
+        kwargs.setdefault(
+            "limits", Limits(wall_time_s=WALL_TIME_FACTOR * timeout_s, cpu_time_s=timeout_s, memory_mb=memory_mb)
+        )
         self.timeout_s = float(timeout_s)
         self._sandbox = get_sandbox(sandbox, **kwargs)
         self._backend = sandbox
@@ -324,8 +329,9 @@ class CoqChecker:
         bad = self._infrastructure(first)
         if bad is not None:
             return bad
-        if first.timed_out:
-            return CheckOutcome(False, "timeout", f"Coq timed out after {self.timeout_s:g} s.")
+        if first.timed_out or first.signal is not None:
+            return CheckOutcome(False, "timeout", f"Coq ran out of time (limit {self.timeout_s:g} s of CPU; "
+                                f"{first.describe()}).")
         if not first.ok:
             return CheckOutcome(False, "compile", "Coq rejected the file:\n" + _clip(first.stdout + first.stderr))
         # Written only now, so nothing the submission's compilation wrote can stand in for it.
@@ -333,8 +339,8 @@ class CoqChecker:
         bad = self._infrastructure(second)
         if bad is not None:
             return bad
-        if second.timed_out:
-            return CheckOutcome(False, "timeout", f"Checking the statement timed out after {self.timeout_s:g} s.")
+        if second.timed_out or second.signal is not None:
+            return CheckOutcome(False, "timeout", f"Checking the statement ran out of time (limit {self.timeout_s:g} s of CPU).")
         if not second.ok:
             return CheckOutcome(
                 False,

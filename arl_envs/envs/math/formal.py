@@ -19,7 +19,7 @@ from arl_envs.envs.math.coq import CoqChecker, Lemma
 #: The shipped lemmas (arithmetic on nat, lists, logic), each with a reference proof checked by coqc in the tests.
 LEMMAS_PATH = Path(__file__).parent / "data" / "coq_lemmas.json"
 TOPICS = ("arithmetic", "lists", "logic")
-#: Default seconds per coqc run (the proof, then the statement check).
+#: Default CPU seconds per coqc run (the proof, then the statement check); the wall limit is 3x.
 DEFAULT_CHECK_TIMEOUT_S = 20.0
 #: Longest proof file accepted, characters (longer: refused with an observation, counts as an attempt).
 MAX_PROOF_CHARS = 20_000
@@ -88,7 +88,7 @@ class FormalProofEnv(AgentEnv):
         truncates with ``info["env_error"]``.
     Arguments:
         topic (None | "arithmetic" | "lists" | "logic", default None: all), max_attempts (default 3),
-        check_timeout_s (seconds per coqc run, default 20), sandbox ("bwrap" | "docker"), sandbox_kwargs,
+        check_timeout_s (CPU seconds per coqc run, default 20; wall limit 3x that), sandbox ("bwrap" | "docker"), sandbox_kwargs,
         lemmas_path (a JSON file of lemmas, default the shipped set), action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Version history:

@@ -125,3 +125,16 @@ def test_topic_kwarg_and_unknown_task() -> None:
         env.close()
     with pytest.raises(ValueError):
         gym.make("arl/math.formal-v0", topic="geometry")
+
+
+def test_time_limit_is_a_timeout_not_a_crash() -> None:
+    c = CoqChecker(timeout_s=1)
+    try:
+        src = (
+            "Fixpoint slow (n : nat) : nat := match n with 0 => 0 | S k => slow k + slow k end.\n"
+            + ADD_COMM.skeleton("  assert (slow 40 = 0) by (vm_compute; reflexivity). admit_free.")
+        ).replace("admit_free.", "intros n m. apply plus_n_O.")
+        out = c.check(ADD_COMM, src)
+        assert not out.accepted and out.stage == "timeout" and out.env_error is None
+    finally:
+        c.close()

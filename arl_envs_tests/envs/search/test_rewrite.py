@@ -58,3 +58,10 @@ def test_kwargs_validated() -> None:
         gym.make(ENV_ID, k=0)
     with pytest.raises(ValueError):
         gym.make(ENV_ID, retriever="simulated")
+
+
+def test_conformance_json_format() -> None:
+    from arl_envs.testing import check_conformance
+
+    report = check_conformance(ENV_ID, env_kwargs={"action_format": "json"}, n_fuzz=40)
+    assert report.passed, report.summary()

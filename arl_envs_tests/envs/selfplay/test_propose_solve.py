@@ -129,3 +129,10 @@ def test_wrong_role_call_is_a_format_error() -> None:
         assert not term and r == -1.0 and info["action_error"] is None and "proposer" in obs
     finally:
         env.close()
+
+
+def test_conformance_json_format() -> None:
+    from arl_envs.testing import check_conformance
+
+    report = check_conformance(ENV_ID, env_kwargs={"action_format": "json", "k": 2}, n_fuzz=40, n_random_episodes=3)
+    assert report.passed, report.summary()
