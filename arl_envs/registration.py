@@ -77,7 +77,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl/math.formal-v0",
         "arl_envs.envs.math.formal:FormalProofEnv",
         "Coq 8.16 proofs of 78 shipped lemmas (nat arithmetic, lists, logic), checked in the sandbox; Coq's errors as feedback.",
-        tags=("sandbox",),
+        tags=("sandbox", "domain-conformance"),
     ),
     # --- agent settings (issue 13) ---
     EnvSpecRow(
@@ -90,7 +90,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.selfplay.propose_solve:ProposeSolveEnv",
         "Absolute Zero: propose a Python program + inputs (sandbox-checked), then solve it k times (deduction/"
         "abduction/induction); solver correctness + proposer learnability.",
-        tags=("sandbox",),
+        tags=("sandbox", "domain-conformance"),
     ),
     # --- search (issue 5) ---
     EnvSpecRow(

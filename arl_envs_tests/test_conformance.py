@@ -10,8 +10,9 @@ from arl_envs.testing import check_conformance
 
 
 #: Ids that start a browser: their conformance runs in their domain test with fewer fuzzed actions and one
-#: browser for all checks (arl_envs_tests/envs/web/test_web_conformance.py), to keep CI time down.
-_BROWSER_IDS = {row.id for row in ENVS if "browser" in row.tags}
+#: browser for all checks (arl_envs_tests/envs/web/test_web_conformance.py), to keep CI time down. Ids tagged
+#: "domain-conformance" (Coq / sandbox-heavy) run it in their domain test with fewer fuzzed actions, likewise.
+_BROWSER_IDS = {row.id for row in ENVS if "browser" in row.tags or "domain-conformance" in row.tags}
 
 
 @pytest.mark.parametrize("env_id", [i for i in arl_envs.env_ids() if i not in _BROWSER_IDS])

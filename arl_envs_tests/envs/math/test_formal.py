@@ -138,3 +138,11 @@ def test_time_limit_is_a_timeout_not_a_crash() -> None:
         assert not out.accepted and out.stage == "timeout" and out.env_error is None
     finally:
         c.close()
+
+
+def test_conformance_native() -> None:
+    """The conformance suite for this id (tagged domain-conformance: fewer fuzzed actions, each may run Coq)."""
+    from arl_envs.testing import check_conformance
+
+    report = check_conformance("arl/math.formal-v0", n_fuzz=40, n_random_episodes=3)
+    assert report.passed, report.summary()

@@ -131,8 +131,10 @@ def test_wrong_role_call_is_a_format_error() -> None:
         env.close()
 
 
-def test_conformance_json_format() -> None:
+@pytest.mark.parametrize("kwargs", [{}, {"action_format": "json", "k": 2}])
+def test_conformance(kwargs: dict) -> None:
+    """The conformance suite for this id (tagged domain-conformance: fewer fuzzed actions, each may run the sandbox)."""
     from arl_envs.testing import check_conformance
 
-    report = check_conformance(ENV_ID, env_kwargs={"action_format": "json", "k": 2}, n_fuzz=40, n_random_episodes=3)
+    report = check_conformance(ENV_ID, env_kwargs=kwargs, n_fuzz=40, n_random_episodes=3)
     assert report.passed, report.summary()
