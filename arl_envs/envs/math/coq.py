@@ -27,7 +27,7 @@ import re
 import shutil
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from arl_envs.core.errors import DependencyNotInstalled
 
@@ -215,7 +215,7 @@ def precheck(lemma: Lemma, source: str) -> str | None:
         for module in m.group(1).split():
             if module in ("Import", "Export"):
                 continue
-            name = module[4:] if module.startswith("Coq.") else module
+            name = module.removeprefix("Coq.")
             if name not in ALLOWED_MODULES:
                 return f"`Require {module}` is not allowed; allowed modules: {', '.join(sorted(ALLOWED_MODULES))}"
     protected = (PROTECTED_NAMES | set(_IDENT.findall(lemma.statement)) | set(_IDENT.findall(lemma.defs))) - {
@@ -272,7 +272,7 @@ class CoqChecker:
         SandboxUnavailable: The sandbox backend is missing.
     """
 
-    _cache: OrderedDict[tuple[str, str, str, str], CheckOutcome] = OrderedDict()
+    _cache: ClassVar[OrderedDict[tuple[str, str, str, str], CheckOutcome]] = OrderedDict()
 
     def __init__(
         self,

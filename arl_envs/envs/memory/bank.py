@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError
@@ -322,8 +323,6 @@ class MemoryBankEnv(AgentEnv):
                 raise TaskLoadError(f"task ids look like 'bank-<seed>', got {task_id!r}") from None
         else:
             seed = int(self.np_random.integers(0, 2**31 - 1))
-        import numpy as np
-
         self.scenario = generate_scenario(np.random.default_rng(seed), self.n_people, self.n_sessions, self.n_questions)
         self.bank, self.session, self.question, self.correct_answers, self._next_id = [], 0, 0, 0, 0
         cast = ", ".join(self.scenario.people)

@@ -12,9 +12,18 @@ from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded, TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.search.corpus import QAItem
-from arl_envs.envs.search.env import MAX_QUERY_CHARS, SPLITS, TEST_EVERY, strip_fake_observations
+from arl_envs.envs.search.env import (
+    MAX_QUERY_CHARS,
+    SPLITS,
+    TEST_EVERY,
+    strip_fake_observations,
+)
 from arl_envs.envs.search.retrievers import Retriever, make_retriever
-from arl_envs.envs.search.world import DEFAULT_N_ARTICLES, DEFAULT_N_QUESTIONS, load_world
+from arl_envs.envs.search.world import (
+    DEFAULT_N_ARTICLES,
+    DEFAULT_N_QUESTIONS,
+    load_world,
+)
 
 #: Default cut-off of recall@k (DeepRetrieval reports recall@k for literature search at large k; the fictional
 #: encyclopedia is small: 5, one more than the most gold articles a question has).

@@ -27,7 +27,12 @@ import numpy as np
 
 from arl_envs.core.errors import DependencyNotInstalled
 from arl_envs.envs.search.corpus import Document
-from arl_envs.envs.search.retrievers import Retriever, RetrieverUnavailable, SearchHit, _check_k
+from arl_envs.envs.search.retrievers import (
+    Retriever,
+    RetrieverUnavailable,
+    SearchHit,
+    _check_k,
+)
 
 #: ZeroSearch-style prompts (paraphrased from its simulation prompt): useful vs noisy documents.
 USEFUL_PROMPT = (

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -44,16 +45,16 @@ _ANSWER_TAG = re.compile(r"<answer>", re.IGNORECASE)
 TEMPLATES: tuple[tuple[str, str], ...] = (
     ("def f(x):\n    return sum(i * i for i in range(x))", "small_int"),
     ("def f(x):\n    a, b = 0, 1\n    for _ in range(x):\n        a, b = b, a + b\n    return a", "small_int"),
-    ("def f(x):\n    steps = 0\n    while x != 1:\n        x = x // 2 if x % 2 == 0 else 3 * x + 1\n        steps += 1\n"
-     "    return steps", "pos_int"),
+    (("def f(x):\n    steps = 0\n    while x != 1:\n        x = x // 2 if x % 2 == 0 else 3 * x + 1\n"
+      "        steps += 1\n    return steps"), "pos_int"),
     ("def f(s):\n    return ''.join(sorted(set(s)))[::-1]", "word"),
     ("def f(s):\n    return sum(1 for c in s if c in 'aeiou')", "word"),
     ("def f(xs):\n    return sorted(x * 2 for x in xs if x % 2)", "int_list"),
-    ("def f(xs):\n    best, cur = 0, 0\n    for x in xs:\n        cur = max(0, cur + x)\n        best = max(best, cur)\n"
-     "    return best", "int_list"),
+    (("def f(xs):\n    best, cur = 0, 0\n    for x in xs:\n        cur = max(0, cur + x)\n"
+      "        best = max(best, cur)\n    return best"), "int_list"),
     ("def f(x):\n    return int(str(x)[::-1]) + x % 7", "pos_int"),
-    ("def f(s):\n    out = []\n    for c in s:\n        if out and out[-1][0] == c:\n            out[-1][1] += 1\n"
-     "        else:\n            out.append([c, 1])\n    return ''.join(f'{c}{n}' for c, n in out)", "word"),
+    (("def f(s):\n    out = []\n    for c in s:\n        if out and out[-1][0] == c:\n            out[-1][1] += 1\n"
+      "        else:\n            out.append([c, 1])\n    return ''.join(f'{c}{n}' for c, n in out)"), "word"),
     ("def f(xs):\n    from collections import Counter\n    c = Counter(xs)\n    return max(sorted(c), key=c.get)",
      "int_list"),
 )

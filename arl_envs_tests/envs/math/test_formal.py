@@ -40,7 +40,7 @@ def test_every_reference_proof_checks_with_coqc(tmp_path: Path) -> None:
     )
     (tmp_path / "Submission.v").write_text(body)
     for name in ("ArlDefs.v", "Submission.v"):
-        p = subprocess.run(["coqc", "-q", name], cwd=tmp_path, capture_output=True, text=True)
+        p = subprocess.run(["coqc", "-q", name], cwd=tmp_path, capture_output=True, text=True, check=False)
         assert p.returncode == 0, (p.stdout + p.stderr)[-2000:]
     assert body.count("Qed.") == len(LEMMAS)
 

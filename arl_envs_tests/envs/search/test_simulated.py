@@ -9,7 +9,11 @@ import gymnasium as gym
 import pytest
 
 import arl_envs  # noqa: F401
-from arl_envs.envs.search.simulated import NOISY_PROMPT, USEFUL_PROMPT, SimulatedRetriever
+from arl_envs.envs.search.simulated import (
+    NOISY_PROMPT,
+    USEFUL_PROMPT,
+    SimulatedRetriever,
+)
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
@@ -40,7 +44,7 @@ def test_documents_generated_deterministic_per_seed(sim: SimulatedRetriever, mon
     assert len(hits) == 3 and len({h.doc.id for h in hits}) == 3
     noisy = sim.noisy_slots("capital of Varnia", 3)
     assert [p.startswith(NOISY_PROMPT[:40]) for p in prompts] == noisy
-    assert all(p.startswith(USEFUL_PROMPT[:40]) or p.startswith(NOISY_PROMPT[:40]) for p in prompts)
+    assert all(p.startswith((USEFUL_PROMPT[:40], NOISY_PROMPT[:40])) for p in prompts)
     assert sim.get(hits[0].doc.id) == hits[0].doc
     sim._results.clear()
     again = sim.search("capital of Varnia", 3)
