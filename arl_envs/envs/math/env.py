@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
 from typing import Any, ClassVar
 
@@ -30,6 +31,23 @@ MAX_ANSWER_CHARS = 2_000
 #: A reply boxing more different answers than this is a hedge without comparing them one by one.
 MAX_DISTINCT_BOXES = 8
 HEDGE_FEEDBACK = "several different boxed answers (a hedge): give exactly one final answer"
+
+
+_BOX_START = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def reply_boxes(text: str) -> list[str]:
+    """:func:`~arl_envs.core.actions.boxed_contents` of a reply, with a shortcut for the common reply: one box
+    whose content has no brace or backslash (then it ends at the first ``}``; same result, a few µs)."""
+    if text.count("\\boxed") + text.count("\\fbox") == 1:
+        m = _BOX_START.search(text)
+        if m is not None:
+            end = text.find("}", m.end())
+            if end >= 0:
+                content = text[m.end() : end]
+                if "{" not in content and "\\" not in content:
+                    return [content]
+    return boxed_contents(text)
 
 
 class AnswerArgs(BaseModel):
@@ -195,7 +213,7 @@ class MathEnv(AgentEnv):
         return self.task.task_id, self.task.question
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        self._reply_boxes = boxes = boxed_contents(text)
+        self._reply_boxes = boxes = reply_boxes(text)
         if not boxes:
             raise ParseError("no final answer found: end your reply with \\boxed{your answer}")
         return [ToolCall("answer", {"answer": boxes[-1].strip()})]
