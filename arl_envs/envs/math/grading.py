@@ -66,10 +66,10 @@ def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
     """``(value, written with a decimal point, digit count)`` of a plain number in one of the fast path's forms,
     or None (then math-verify decides). A decimal point means math-verify reads a sympy Float."""
     text = text.strip()
-    if text.isdigit() and text.isascii():  # the common case, 1 µs
-        return int(text), False, len(text)
     if len(text) > FAST_PATH_MAX_CHARS:
         return None
+    if text.isdigit() and text.isascii():  # the common case, 1 µs
+        return int(text), False, len(text)
     while (wrapped := _WRAPPED.fullmatch(text)) is not None:
         text = wrapped.group(1).strip()
     m = _NUMBER.fullmatch(text)
