@@ -25,6 +25,7 @@ from arl_envs.envs.search.retrievers import (
     RetrieverUnavailable,
     SearchHit,
     make_retriever,
+    nfc,
     tokenize,
 )
 from arl_envs.envs.search.scoring import METRICS, best_score, exact_match
@@ -331,7 +332,7 @@ class SearchEnv(AgentEnv):
         if doc is None and hasattr(self.retriever, "corpus"):
             # Accept a title as well (case-insensitive), which models often write instead of the id.
             corpus = self.retriever.corpus  # type: ignore[attr-defined]
-            idx = corpus.by_title.get(doc_id.strip().strip('"').lower())
+            idx = corpus.by_title.get(nfc(doc_id.strip().strip('"')).lower())
             doc = corpus.docs[idx] if idx is not None else None
         info: dict[str, Any] = {"opened_id": doc.id if doc else None}
         if doc is None:

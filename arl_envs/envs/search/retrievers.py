@@ -29,6 +29,7 @@ import re
 import tempfile
 import threading
 import time
+import unicodedata
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -54,8 +55,8 @@ MAX_QUERY_TOKENS = 512
 MAX_TOPK = 100
 BM25_K1 = 1.5
 BM25_B = 0.75
-#: Version of the on-disk index layout; part of the cache key.
-INDEX_VERSION = 1
+#: Version of the on-disk index layout and analyser; part of the cache key (2: NFC before tokenising).
+INDEX_VERSION = 2
 #: Default HTTP timeout of the remote retriever (seconds).
 DEFAULT_REMOTE_TIMEOUT_S = 30.0
 #: Retries of a remote request after a connection failure or a 502/503/504 answer.
@@ -74,8 +75,16 @@ class RetrieverUnavailable(ArlError):
     """The retriever cannot serve a request (remote server unreachable, error status, malformed response)."""
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C (composed: ``"cafe\\u0301"`` -> ``"café"``); ASCII is returned as is."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens of >= 2 characters without English stop words (the BM25 analyser).
+
+    The text is first put in Unicode NFC (:func:`nfc`), for documents and queries alike, so a decomposed
+    ``"cafe\\u0301"`` and a composed ``"café"`` are the same token.
 
     Args:
         text: Any text.
@@ -83,7 +92,7 @@ def tokenize(text: str) -> list[str]:
     Returns:
         Tokens in order of appearance (possibly empty, e.g. for a query of only stop words).
     """
-    return [t for t in TOKEN_RE.findall(text.lower()) if t not in STOPWORDS_EN]
+    return [t for t in TOKEN_RE.findall(nfc(text).lower()) if t not in STOPWORDS_EN]
 
 
 @dataclass(frozen=True)
@@ -155,7 +164,7 @@ class _LocalCorpus:
         self.by_id = {d.id: i for i, d in enumerate(self.docs)}
         self.by_title: dict[str, int] = {}
         for i, d in enumerate(self.docs):
-            self.by_title.setdefault(d.title.strip().lower(), i)
+            self.by_title.setdefault(nfc(d.title.strip()).lower(), i)
         self.hash = corpus_hash(self.docs)
 
     def get(self, doc_id: str) -> Document | None:
@@ -254,17 +263,52 @@ class BM25Retriever(Retriever):
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (shape ``(n_docs,)``, float32; all 0 if no known token)."""
-        token_ids = [self.vocab[t] for t in tokenize(query)[:MAX_QUERY_TOKENS] if t in self.vocab]
+        token_ids = self._token_ids(query)
         if not token_ids:
             return np.zeros(len(self.corpus.docs), dtype=np.float32)
         return np.asarray(self.index.get_scores_from_ids(token_ids), dtype=np.float32)
+
+    def _token_ids(self, query: str) -> list[int]:
+        return [self.vocab[t] for t in tokenize(query)[:MAX_QUERY_TOKENS] if t in self.vocab]
+
+    def top_k(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Indices and scores of the ``k`` best documents for ``query``: exactly ``_top_k(self.scores(query), k)``
+        (the same documents, float32 scores and tie order: score descending, then lower index), without a
+        partial sort over every document.
+
+        The dense scores are bm25s' own (``get_scores_from_ids``). A lower bound on the k-th best score comes
+        from the documents containing the query's rarest token that occurs in at least ``k`` of them: their
+        k-th best score ``t`` is reached by k distinct documents, so every document that can rank in the top
+        k (ties included) scores at least ``t``. The partial sort then runs over only the documents scoring
+        ``>= t`` (one vectorised comparison finds them), usually a handful instead of the whole corpus.
+
+        Returns:
+            ``(doc_indices, scores)``, best first, at most ``k`` of each, only positive scores.
+        """
+        token_ids = self._token_ids(query)
+        if not token_ids:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        scores = np.asarray(self.index.get_scores_from_ids(token_ids), dtype=np.float32)
+        indptr = self.index.scores["indptr"]
+        df = {t: int(indptr[t + 1] - indptr[t]) for t in token_ids}
+        rare = min((t for t in token_ids if df[t] >= k), key=df.__getitem__, default=None)
+        bound = 0.0
+        if rare is not None and df[rare] < len(scores):
+            postings = self.index.scores["indices"][indptr[rare] : indptr[rare + 1]]
+            bound = float(np.partition(scores[postings], df[rare] - k)[df[rare] - k])
+        if bound <= 0:  # no usable bound: the partial sort over every document
+            best = _top_k(scores, k)
+            return best, scores[best]
+        cand = np.flatnonzero(scores >= bound)  # ascending, so _top_k's tie order (lower position) is by index
+        best = cand[_top_k(scores[cand], k)]
+        return best, scores[best]
 
     def batch_search(self, queries: Sequence[str], k: int) -> list[list[SearchHit]]:
         k = _check_k(k)
         out = []
         for query in queries:
-            scores = self.scores(query)
-            out.append([SearchHit(self.corpus.docs[i], float(scores[i])) for i in _top_k(scores, k)])
+            best, scores = self.top_k(query, k)
+            out.append([SearchHit(self.corpus.docs[i], float(s)) for i, s in zip(best.tolist(), scores.tolist())])
         return out
 
     def get(self, doc_id: str) -> Document | None:
