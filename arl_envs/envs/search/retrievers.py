@@ -422,6 +422,8 @@ class RemoteRetriever(Retriever):
     Args:
         url: Server base URL, e.g. ``http://127.0.0.1:8000`` (a trailing ``/retrieve`` is accepted).
         timeout_s: HTTP timeout per request (seconds).
+        keep_alive: False opens a new connection for every request (``Connection: close``), as the client did
+            before connections were kept; for measurements and for servers that mishandle keep-alive.
 
     Raises:
         ValueError: If ``url`` is not an http(s) URL.
@@ -429,7 +431,7 @@ class RemoteRetriever(Retriever):
 
     name = "remote"
 
-    def __init__(self, url: str, *, timeout_s: float = DEFAULT_REMOTE_TIMEOUT_S):
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_REMOTE_TIMEOUT_S, keep_alive: bool = True):
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"retriever_url must be an http(s) URL like http://127.0.0.1:8000, got {url!r}")
@@ -438,6 +440,7 @@ class RemoteRetriever(Retriever):
             base = base[: -len("/retrieve")]
         self.base_url = base
         self.timeout_s = timeout_s
+        self.keep_alive = bool(keep_alive)
         self._seen: OrderedDict[str, Document] = OrderedDict()
         self._local = threading.local()
         self._conns: list[http.client.HTTPConnection] = []
@@ -452,8 +455,9 @@ class RemoteRetriever(Retriever):
             cls = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
             conn = cls(parsed.netloc, timeout=self.timeout_s)
             self._local.conn, self._local.pid = conn, os.getpid()
-            with self._conns_lock:
-                self._conns.append(conn)
+            if self.keep_alive:  # a one-request connection is closed after its request, never kept
+                with self._conns_lock:
+                    self._conns.append(conn)
         return conn
 
     def _drop_connection(self) -> None:
@@ -478,6 +482,8 @@ class RemoteRetriever(Retriever):
         """
         body = None if payload is None else json.dumps(payload).encode("utf-8")
         headers = {"Content-Type": "application/json"} if body is not None else {}
+        if not self.keep_alive:
+            headers["Connection"] = "close"
         prefix = urllib.parse.urlparse(self.base_url).path
         delay = REMOTE_BACKOFF_S
         for attempt in range(REMOTE_RETRIES + 1):
@@ -500,7 +506,7 @@ class RemoteRetriever(Retriever):
                 time.sleep(delay)
                 delay *= 2
                 continue
-            if resp.will_close:
+            if resp.will_close or not self.keep_alive:
                 self._drop_connection()
             if status in _RETRY_STATUSES and not last:
                 time.sleep(delay)

@@ -82,3 +82,17 @@ def test_nfc_through_the_server() -> None:
 def test_nfc_is_idempotent(text: str) -> None:
     assert R.nfc(R.nfc(text)) == R.nfc(text)
     assert R.nfc(text) == unicodedata.normalize("NFC", text)
+
+
+def test_remote_without_keep_alive_opens_a_connection_per_request() -> None:
+    server = RetrievalServer(BM25Retriever(_unicode_docs(), cache=False), host="127.0.0.1", port=0).start()
+    try:
+        fresh, kept = RemoteRetriever(server.url, keep_alive=False), RemoteRetriever(server.url)
+        for _ in range(3):
+            assert fresh.search("harbour", 1)[0].doc.id == kept.search("harbour", 1)[0].doc.id
+            assert fresh._local.conn is None and kept._local.conn is not None
+        assert len(fresh._conns) == 0 and len(kept._conns) == 1  # nothing kept per request
+        fresh.close()
+        kept.close()
+    finally:
+        server.stop()
