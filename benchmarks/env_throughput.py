@@ -3,11 +3,17 @@
 Usage:
     python benchmarks/env_throughput.py [--steps 5000] [ENV_ID ...]
     python benchmarks/env_throughput.py --math-grading [--rounds 3]
+    python benchmarks/env_throughput.py --cpu-vs REV [--rounds 3] [ENV_ID ...]
+
+``--cpu-vs REV``: CPU µs per expert step (``time.process_time``, so load on a shared machine matters much less than
+for wall time; the minimum over 5 loops of 2,000 steps, resets included) of this checkout and of git revision
+``REV`` (exported with ``git archive`` to a temporary dir), each in a fresh subprocess, alternating for
+``--rounds`` rounds; prints the median of the rounds per env and tree.
 
 ``--math-grading``: graded steps/s on ``arl/math.dataset-v0`` (GSM8K) with WRONG answers (the grader's real work:
 a wrong answer is never the identical-string shortcut): today's path (every answer to math-verify,
 ``numeric_fast_path=False``) against the exact numeric fast path, single env and ``make_vec`` batches, and GEM's
-``MathEnv`` on the same problems and replies (peer; set-up: ``pip install gem-llm``). Rounds are interleaved; the
+``MathEnv`` on the same problems and replies (peer; set-up: ``pip install gem-llm pylatexenc``). Rounds are interleaved; the
 median per series is reported.
 
 Prints a markdown table: steps/s, µs per step (reset included: each math episode is one step), µs of that spent
@@ -134,7 +140,61 @@ def math_grading(rounds: int, min_s: float, num_envs: int) -> None:
         med = statistics.median(values)
         print(f"| {name} | {med:,.0f} | {med / base:.1f}x | {', '.join(f'{v:,.0f}' for v in values)} |")
     if "GEM MathEnv (peer)" not in results:
-        print("\nGEM MathEnv not installed (pip install gem-llm): peer rows omitted.")
+        print("\nGEM MathEnv not installed (pip install gem-llm pylatexenc): peer rows omitted.")
+
+
+_CPU_SNIPPET = """
+import sys, time
+import gymnasium as gym
+import arl_envs
+for env_id in sys.argv[1:]:
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    def run(n):
+        for _ in range(n):
+            env.step(env.unwrapped.expert_action())
+            env.reset()
+    run(200)
+    best = float("inf")
+    for _ in range(5):
+        t = time.process_time()
+        run(2000)
+        best = min(best, (time.process_time() - t) / 2000 * 1e6)
+    print(env_id, best)
+"""
+
+
+def cpu_versus(rev: str, env_ids: list[str], rounds: int) -> None:
+    """Print the ``--cpu-vs`` table (see the module docstring)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]
+    old = tempfile.mkdtemp(prefix="arl-bench-rev-")
+    archive = subprocess.run(["git", "-C", str(here), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+    trees = {f"{rev} (before)": old, "this checkout": str(here)}
+    results: dict[str, dict[str, list[float]]] = {name: {e: [] for e in env_ids} for name in trees}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": tree}
+            out = subprocess.run([sys.executable, "-c", _CPU_SNIPPET, *env_ids], cwd=tree, env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                env_id, us = line.rsplit(" ", 1)
+                results[name][env_id].append(float(us))
+    print(f"CPU µs per expert step (reset included), median of {rounds} alternating rounds of min-of-5 loops\n")
+    print("| env id | " + " | ".join(trees) + " | speed-up |")
+    print("|---|" + "---:|" * (len(trees) + 1))
+    for env_id in env_ids:
+        before, now = (statistics.median(results[name][env_id]) for name in trees)
+        print(f"| {env_id} | {before:.1f} | {now:.1f} | {before / now:.2f}x |")
+    import shutil
+
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def main() -> None:
@@ -145,7 +205,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="--math-grading: interleaved rounds")
     parser.add_argument("--min-s", type=float, default=2.0, help="--math-grading: seconds per series per round")
     parser.add_argument("--num-envs", type=int, default=8, help="--math-grading: vector env size")
+    parser.add_argument("--cpu-vs", metavar="REV", help="CPU µs/step of this checkout vs git revision REV")
     args = parser.parse_args()
+    if args.cpu_vs:
+        cpu_versus(args.cpu_vs, args.env_ids or ["arl/math.countdown-v0", "arl/math.arithmetic-v0",
+                                                 "arl/math.dataset-v0"], args.rounds)
+        return
     if args.math_grading:
         math_grading(args.rounds, args.min_s, args.num_envs)
         return
