@@ -27,11 +27,11 @@ import argparse
 import platform
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import arl_envs
 from arl_envs.bench import env_throughput
-
 
 MATH_ID = "arl/math.dataset-v0"
 

@@ -70,20 +70,20 @@ def main() -> None:
         load_s = time.perf_counter() - t0
         assert loaded.index is not bm25.index
 
-        def dense_top_k(q: str) -> object:  # before: the partial sort over every document's score
+        def dense_top_k(q: str, loaded: R.BM25Retriever = loaded) -> object:  # before: sort over every document
             scores = loaded.scores(q)
             return [(loaded.corpus.docs[i], float(scores[i])) for i in R._top_k(scores, 3)]
 
         tokens = [[t for t in R.tokenize(q)[: R.MAX_QUERY_TOKENS] if t in loaded.vocab] for q in queries]
 
-        def raw_bm25s(i: int) -> object:  # the peer: bm25s' own retrieve on the same index and tokens
+        def raw_bm25s(i: int, loaded: R.BM25Retriever = loaded, tokens: list = tokens) -> object:  # the peer
             if not tokens[i]:
                 return None
             return loaded.index.retrieve([tokens[i]], k=3, show_progress=False, n_threads=0)
 
         series = {
-            "ours": lambda i: loaded.search(queries[i], 3),
-            "dense": lambda i: dense_top_k(queries[i]),
+            "ours": lambda i, r=loaded, qs=queries: r.search(qs[i], 3),
+            "dense": lambda i, qs=queries: dense_top_k(qs[i]),
             "bm25s": raw_bm25s,
         }
         for fn in series.values():  # warm-up

@@ -11,6 +11,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -329,6 +330,18 @@ def _countdown_verdict(
     return True, "correct"
 
 
+def _apply(op: str, left: int | Fraction, right: int | Fraction) -> int | Fraction:
+    """``left op right`` exactly; an integral quotient stays an ``int``."""
+    if op == "+":
+        return left + right
+    if op == "-":
+        return left - right
+    if op == "*":
+        return left * right
+    quotient = Fraction(left, right) if type(left) is int and type(right) is int else left / right
+    return quotient.numerator if quotient.denominator == 1 else quotient
+
+
 _PLAIN_EXPR = re.compile(r"[0-9+\-*/() ]+")
 _PLAIN_TOKEN = re.compile(r"\s*(?:([1-9][0-9]*|0)(?![0-9])|([-+*/()]))")
 
@@ -371,34 +384,24 @@ def _eval_plain_expression(expr: str) -> tuple[int | Fraction, list[int]] | None
             return inner
         return None
 
-    def term() -> int | Fraction | None:
+    def chain(ops: tuple[str, str], operand: Callable[[], int | Fraction | None]) -> int | Fraction | None:
+        """``operand (op operand)*`` for one precedence level, folded left to right."""
         nonlocal k
-        left = atom()
-        while left is not None and k < len(tokens) and tokens[k] in ("*", "/"):
+        left = operand()
+        while left is not None and k < len(tokens) and tokens[k] in ops:
             op = tokens[k]
             k += 1
-            right = atom()
+            right = operand()
             if right is None or (op == "/" and right == 0):
                 return None
-            if op == "*":
-                left = left * right
-            else:
-                left = Fraction(left, right) if type(left) is int and type(right) is int else left / right
-                if left.denominator == 1:
-                    left = left.numerator
+            left = _apply(op, left, right)
         return left
 
+    def term() -> int | Fraction | None:
+        return chain(("*", "/"), atom)
+
     def expression() -> int | Fraction | None:
-        nonlocal k
-        left = term()
-        while left is not None and k < len(tokens) and tokens[k] in ("+", "-"):
-            op = tokens[k]
-            k += 1
-            right = term()
-            if right is None:
-                return None
-            left = left + right if op == "+" else left - right
-        return left
+        return chain(("+", "-"), term)
 
     try:
         value = expression()

@@ -7,7 +7,12 @@ import random
 
 from arl_envs.core.actions import boxed_contents
 from arl_envs.envs.math.env import reply_boxes
-from arl_envs.envs.math.tasks import _eval_ast_expression, _eval_plain_expression, check_countdown, countdown_task
+from arl_envs.envs.math.tasks import (
+    _eval_ast_expression,
+    _eval_plain_expression,
+    check_countdown,
+    countdown_task,
+)
 
 
 def test_countdown_tasks_unchanged_by_the_faster_generator() -> None:
