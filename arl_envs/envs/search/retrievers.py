@@ -71,6 +71,10 @@ DENSE_BATCH_SIZE = 64
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 
 
+#: Corpus size from which BM25 top-k first bounds the candidates (below it, sorting every score is as cheap).
+TOPK_BOUND_MIN_DOCS = 20_000
+
+
 class RetrieverUnavailable(ArlError):
     """The retriever cannot serve a request (remote server unreachable, error status, malformed response)."""
 
@@ -280,7 +284,8 @@ class BM25Retriever(Retriever):
         from the documents containing the query's rarest token that occurs in at least ``k`` of them: their
         k-th best score ``t`` is reached by k distinct documents, so every document that can rank in the top
         k (ties included) scores at least ``t``. The partial sort then runs over only the documents scoring
-        ``>= t`` (one vectorised comparison finds them), usually a handful instead of the whole corpus.
+        ``>= t`` (one vectorised comparison finds them), usually a handful instead of the whole corpus. Corpora
+        under :data:`TOPK_BOUND_MIN_DOCS` documents skip the bound (sorting every score is as cheap there).
 
         Returns:
             ``(doc_indices, scores)``, best first, at most ``k`` of each, only positive scores.
@@ -293,10 +298,10 @@ class BM25Retriever(Retriever):
         df = {t: int(indptr[t + 1] - indptr[t]) for t in token_ids}
         rare = min((t for t in token_ids if df[t] >= k), key=df.__getitem__, default=None)
         bound = 0.0
-        if rare is not None and df[rare] < len(scores):
+        if rare is not None and df[rare] < len(scores) and len(scores) >= TOPK_BOUND_MIN_DOCS:
             postings = self.index.scores["indices"][indptr[rare] : indptr[rare + 1]]
             bound = float(np.partition(scores[postings], df[rare] - k)[df[rare] - k])
-        if bound <= 0:  # no usable bound: the partial sort over every document
+        if bound <= 0:  # no usable bound (or a small corpus): the partial sort over every document
             best = _top_k(scores, k)
             return best, scores[best]
         cand = np.flatnonzero(scores >= bound)  # ascending, so _top_k's tie order (lower position) is by index

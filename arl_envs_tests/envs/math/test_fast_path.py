@@ -90,8 +90,10 @@ def gsm8k_pairs(forms_per_answer: int | None = None) -> list[tuple[str, str]]:
 
 @pytest.mark.slow
 def test_fast_path_agrees_with_math_verify_on_gsm8k() -> None:
-    pairs = gsm8k_pairs(forms_per_answer=3)
-    assert len(pairs) == 3 * 1319
+    # Every answer, two of its 26 forms each (rotating: each form ~100 times); the full cross product (34,294
+    # pairs, 0 disagreements) is `_disagreements(gsm8k_pairs())`, about 2 minutes.
+    pairs = gsm8k_pairs(forms_per_answer=2)
+    assert len(pairs) == 2 * 1319
     bad, decided = _disagreements(pairs)
     assert not bad, bad[:10]
     assert decided > 0.8 * len(pairs)  # the fast path does decide most plain numbers

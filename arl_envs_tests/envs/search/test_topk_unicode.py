@@ -22,7 +22,8 @@ def _dense_top_k(r: BM25Retriever, query: str, k: int) -> list[tuple[str, float]
     return [(r.corpus.docs[i].id, float(scores[i])) for i in R._top_k(scores, k)]
 
 
-def test_top_k_identical_to_dense_top_k_on_a_world() -> None:
+def test_top_k_identical_to_dense_top_k_on_a_world(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(R, "TOPK_BOUND_MIN_DOCS", 0)  # the bounded path on a small world too
     world = generate_world(2000, seed=1, n_questions=60)
     r = BM25Retriever(world.documents, cache=False)
     queries = [q.question for q in world.questions] + [q.expert_queries[0] for q in world.questions]
@@ -32,7 +33,8 @@ def test_top_k_identical_to_dense_top_k_on_a_world() -> None:
             assert [(h.doc.id, h.score) for h in r.search(q, k)] == _dense_top_k(r, q, k), (q, k)
 
 
-def test_top_k_ties_keep_corpus_order() -> None:
+def test_top_k_ties_keep_corpus_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(R, "TOPK_BOUND_MIN_DOCS", 0)
     # Many documents with the same score: the bound is tied too, and the order is by corpus position.
     docs = [Document(str(i), f"T{i}", "apple banana" if i % 3 else "apple banana cherry") for i in range(40)]
     r = BM25Retriever(docs, cache=False)
