@@ -443,7 +443,7 @@ class SearchMultihopEnv(SearchEnv):
         snippet_words (50), answer_metric ("em" | "f1"), action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: documents, queries, titles and answers compared in Unicode NFC.
     """
 
     corpus_description = "search over a fictional encyclopedia (people, places, organisations, works)"
@@ -504,7 +504,7 @@ class SearchQAEnv(SearchEnv):
         (50), answer_metric ("em" | "f1"), action_format, reward_weights, max_turns (6), max_invalid_actions (2),
         render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: documents, queries, titles and answers compared in Unicode NFC.
     """
 
     corpus_description = "search over a document collection"
