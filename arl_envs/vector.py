@@ -14,13 +14,27 @@ import gymnasium as gym
 VECTOR_MODES = ("sync", "async")
 
 
+class BatchSyncVectorEnv(gym.vector.SyncVectorEnv):
+    """``SyncVectorEnv`` that lets sub-envs prepare a batch before it is stepped in turn.
+
+    If the sub-envs' class has a static ``prepare_batch(envs, actions)`` (the math envs grade the whole batch's
+    answers concurrently with it), it runs on the unwrapped sub-envs first; stepping is then Gymnasium's own.
+    """
+
+    def step(self, actions: Any) -> Any:
+        prepare = getattr(type(self.envs[0].unwrapped), "prepare_batch", None)
+        if prepare is not None:
+            prepare([env.unwrapped for env in self.envs], list(actions))
+        return super().step(actions)
+
+
 def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> gym.vector.VectorEnv:
     """Make ``num_envs`` copies of ``env_id`` in one vector env.
 
     Args:
         env_id: A registered id, e.g. ``"arl/math.arithmetic-v0"`` (``"arl_envs:"`` prefix allowed).
         num_envs: Number of sub-envs (>= 1).
-        mode: ``"sync"`` (one process, stepped in turn) or ``"async"`` (one subprocess per env, pickled text over
+        mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"`` (one subprocess per env, pickled text over
             pipes, no shared memory).
         **kwargs: Constructor kwargs for every sub-env.
 
@@ -43,5 +57,5 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
 
     fns = [factory for _ in range(num_envs)]
     if mode == "sync":
-        return gym.vector.SyncVectorEnv(fns)
+        return BatchSyncVectorEnv(fns)
     return gym.vector.AsyncVectorEnv(fns, shared_memory=False, context="spawn")

@@ -5,7 +5,9 @@ Usage:
 
 Rows:
 * ``arl/search.multihop-v0`` (``n_articles`` world, BM25 in process), expert agent and random agent;
-* the same with ``retriever="remote"`` against our retrieval server on 127.0.0.1 (one HTTP request per search);
+* the same with ``retriever="remote"`` against our retrieval server on 127.0.0.1 (one HTTP request per search),
+  with the client's keep-alive connection (now) and with a new connection per request (before), in interleaved
+  rounds;
 * ``arl/search.qa-v0`` (the shipped 200-article sample), expert agent.
 
 Every row steps a ``gym.make`` env (default wrappers included) for ``--steps`` steps, resets included in the
@@ -43,6 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=3000, help="timed steps per row")
     parser.add_argument("--n-articles", type=int, default=3000, help="world size of search.multihop-v0")
+    parser.add_argument("--remote-rounds", type=int, default=5, help="interleaved rounds of the two remote clients")
     args = parser.parse_args()
 
     from arl_envs.envs.search.server import RetrievalServer
@@ -60,13 +63,25 @@ def main() -> None:
     env.close()
 
     server = RetrievalServer(BM25Retriever(load_world(args.n_articles).documents), port=0).start()
-    t0 = time.perf_counter()
-    env = gym.make("arl/search.multihop-v0", n_articles=args.n_articles, retriever="remote",
-                   retriever_url=server.url)
-    make_s = time.perf_counter() - t0
-    secs, eps, wins = _run(env, ExpertAgent(env), args.steps)
-    rows.append(("arl/search.multihop-v0", "remote (HTTP 127.0.0.1)", "expert", args.steps / secs, eps, wins, make_s))
-    env.close()
+    remote_envs = {}
+    for keep_alive in (False, True):
+        t0 = time.perf_counter()
+        env = gym.make("arl/search.multihop-v0", n_articles=args.n_articles, retriever="remote",
+                       retriever_url=server.url)
+        env.reset(seed=0)
+        env.unwrapped.retriever.keep_alive = keep_alive  # False: a new connection per request, as before
+        remote_envs[keep_alive] = (env, time.perf_counter() - t0)
+    remote: dict[bool, list[tuple[float, int, int]]] = {False: [], True: []}
+    for _ in range(args.remote_rounds):  # interleaved rounds: machine noise hits both clients
+        for keep_alive, (env, _) in remote_envs.items():
+            remote[keep_alive].append(_run(env, ExpertAgent(env), args.steps // args.remote_rounds))
+    for keep_alive, (env, made) in remote_envs.items():
+        runs = remote[keep_alive]
+        secs = sum(r[0] for r in runs)
+        label = "remote, keep-alive (now)" if keep_alive else "remote, new connection per request (before)"
+        rows.append(("arl/search.multihop-v0", label, "expert", (args.steps // args.remote_rounds) * len(runs) / secs,
+                     sum(r[1] for r in runs), sum(r[2] for r in runs), made))
+        env.close()
     server.stop()
 
     t0 = time.perf_counter()

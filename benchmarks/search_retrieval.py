@@ -7,8 +7,9 @@ For each size N, a fictional world of N articles is generated (:func:`arl_envs.e
 its BM25 index is built cold (in a fresh temporary cache dir), saved, and loaded back from disk in a new
 retriever (the in-memory cache cleared). Then ``--queries`` single queries are timed one by one: half are the
 expert's entity queries (2-4 words), half full question texts (10-20 words), all with k=3; p50/p99 are over those
-per-query wall times. The remote retriever is timed too: the same queries through our HTTP server on 127.0.0.1
-(one client, one connection per request, as the env does). ``--dense-sizes`` adds the dense retriever
+per-query wall times. Each query is also timed, interleaved, with the previous top-k (a partial sort over every
+document's score) and with raw ``bm25s.BM25.retrieve`` on the same index (the peer). The remote retriever is timed too: the same queries through our HTTP server on 127.0.0.1
+(one client on a keep-alive connection, as the env does). ``--dense-sizes`` adds the dense retriever
 (all-MiniLM-L6-v2 on CPU) for those sizes: embedding time and query latency.
 
 Prints a markdown block for benchmarks/RESULTS.md.
@@ -46,6 +47,7 @@ def main() -> None:
     from arl_envs.envs.search.world import generate_world
 
     rows = []
+    peer_rows: list[tuple[int, float, float, float, float, float]] = []
     for n in args.sizes:
         t0 = time.perf_counter()
         world = generate_world(n, seed=0, n_questions=max(args.queries, 100))
@@ -68,14 +70,35 @@ def main() -> None:
         load_s = time.perf_counter() - t0
         assert loaded.index is not bm25.index
 
-        for q in queries[:20]:  # warm-up
-            loaded.search(q, 3)
-        lat = []
-        for q in queries:
-            t = time.perf_counter()
-            loaded.search(q, 3)
-            lat.append(time.perf_counter() - t)
-        p50, p99, mean = _percentiles(lat)
+        def dense_top_k(q: str, loaded: R.BM25Retriever = loaded) -> object:  # before: sort over every document
+            scores = loaded.scores(q)
+            return [(loaded.corpus.docs[i], float(scores[i])) for i in R._top_k(scores, 3)]
+
+        tokens = [[t for t in R.tokenize(q)[: R.MAX_QUERY_TOKENS] if t in loaded.vocab] for q in queries]
+
+        def raw_bm25s(i: int, loaded: R.BM25Retriever = loaded, tokens: list = tokens) -> object:  # the peer
+            if not tokens[i]:
+                return None
+            return loaded.index.retrieve([tokens[i]], k=3, show_progress=False, n_threads=0)
+
+        series = {
+            "ours": lambda i, r=loaded, qs=queries: r.search(qs[i], 3),
+            "dense": lambda i, qs=queries: dense_top_k(qs[i]),
+            "bm25s": raw_bm25s,
+        }
+        for fn in series.values():  # warm-up
+            for i in range(20):
+                fn(i)
+        lat: dict[str, list[float]] = {name: [] for name in series}
+        for i in range(len(queries)):  # interleaved, query by query
+            for name, fn in series.items():
+                t = time.perf_counter()
+                fn(i)
+                lat[name].append(time.perf_counter() - t)
+        p50, p99, mean = _percentiles(lat["ours"])
+        dp50, _, _ = _percentiles(lat["dense"])
+        bp50, bp99, _ = _percentiles(lat["bm25s"])
+        peer_rows.append((n, p50, p99, dp50, bp50, bp99))
 
         server = RetrievalServer(loaded, port=0).start()
         remote = R.RemoteRetriever(server.url)
@@ -121,6 +144,16 @@ def main() -> None:
 
         print(f"| {kind} | {n:,} | {words:,} | {gen_s:.2f} | {build_s:.2f} | {f(load_s, '.2f')} | {p50:.2f} | "
               f"{p99:.2f} | {mean:.2f} | {f(rp50, '.2f')} | {f(rp99, '.2f')} |")
+    print()
+    print("BM25 top-k, same index and queries, timed interleaved query by query (ms): ours = partial sort over the")
+    print("documents at or above a bound from the rarest query token; before = partial sort over every document;")
+    print("bm25s = raw bm25s.BM25.retrieve (k=3, n_threads=0) on the same token ids.")
+    print()
+    print("| articles | ours p50 | ours p99 | before p50 | raw bm25s p50 | raw bm25s p99 | ours vs before | ours vs bm25s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, p50, p99, dp50, bp50, bp99 in peer_rows:
+        print(f"| {n:,} | {p50:.3f} | {p99:.3f} | {dp50:.3f} | {bp50:.3f} | {bp99:.3f} | {dp50 / p50:.2f}x | "
+              f"{bp50 / p50:.2f}x |")
     import shutil
 
     shutil.rmtree(cache, ignore_errors=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, last_boxed
+from arl_envs.core.actions import ParseError, boxed_contents
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded, TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -27,6 +28,26 @@ from arl_envs.envs.math.tasks import (
 
 #: Longest answer accepted, in characters (a longer one is graded wrong without calling the grader).
 MAX_ANSWER_CHARS = 2_000
+#: A reply boxing more different answers than this is a hedge without comparing them one by one.
+MAX_DISTINCT_BOXES = 8
+HEDGE_FEEDBACK = "several different boxed answers (a hedge): give exactly one final answer"
+
+
+_BOX_START = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def reply_boxes(text: str) -> list[str]:
+    """:func:`~arl_envs.core.actions.boxed_contents` of a reply, with a shortcut for the common reply: one box
+    whose content has no brace or backslash (then it ends at the first ``}``; same result, a few µs)."""
+    if text.count("\\boxed") + text.count("\\fbox") == 1:
+        m = _BOX_START.search(text)
+        if m is not None:
+            end = text.find("}", m.end())
+            if end >= 0:
+                content = text[m.end() : end]
+                if "{" not in content and "\\" not in content:
+                    return [content]
+    return boxed_contents(text)
 
 
 class AnswerArgs(BaseModel):
@@ -50,6 +71,12 @@ class MathEnv(AgentEnv):
         grader_timeout_s: Deadline of one grading call in seconds; a timeout scores 0 and sets
             ``info["grader_timeout"] = True``.
         max_turns: Default ``max_attempts + max_invalid_actions`` (never truncates before those are spent).
+        last_box_wins: False (default): a native reply with two or more ``\\boxed{}`` answers of different values
+            is a hedge and scores task 0 (``info["hedge"] = True``); the same value repeated, or written in
+            another form (``\\frac12`` and ``0.5``: equivalent by the grader), is not. True: only the last box
+            counts, whatever the others say.
+        numeric_fast_path: Decide plain-number answers without math-verify (same verdicts, see
+            :func:`~arl_envs.envs.math.grading.numeric_verdict`); False grades every answer with math-verify.
         **kwargs: See :class:`~arl_envs.core.env.AgentEnv` (``action_format``, ``reward_weights``,
             ``max_invalid_actions``, ``render_mode``).
     """
@@ -64,12 +91,18 @@ class MathEnv(AgentEnv):
         max_attempts: int = 1,
         grader_timeout_s: float = DEFAULT_GRADER_TIMEOUT_S,
         max_turns: int | None = None,
+        last_box_wins: bool = False,
+        numeric_fast_path: bool = True,
         **kwargs: Any,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.max_attempts = int(max_attempts)
         self.grader_timeout_s = float(grader_timeout_s)
+        self.last_box_wins = bool(last_box_wins)
+        self.numeric_fast_path = bool(numeric_fast_path)
+        self._reply_boxes: list[str] = []  # every box of the reply being stepped (native format)
+        self._pregraded: dict[tuple[str, str], GradeResult] = {}  # filled by prepare_batch for the next step
         invalid = kwargs.get("max_invalid_actions")
         invalid = self.default_max_invalid_actions if invalid is None else int(invalid)
         super().__init__(max_turns=max_turns if max_turns is not None else self.max_attempts + invalid, **kwargs)
@@ -87,7 +120,72 @@ class MathEnv(AgentEnv):
 
     def _grade(self, task: MathTask, answer: str) -> tuple[GradeResult, str]:
         """Grade ``answer`` (the boxed content). Returns ``(result, feedback for a wrong answer)``."""
-        return shared_grader().grade(task.answer, answer, timeout_s=self.grader_timeout_s), "incorrect"
+        return self._equivalent(task.answer, answer), "incorrect"
+
+    def _equivalent(self, gold: str, pred: str) -> GradeResult:
+        """Grader verdict on ``pred`` against ``gold`` (a result :meth:`prepare_batch` computed, if any)."""
+        done = self._pregraded.pop((gold, pred), None)
+        if done is not None:
+            return done
+        return shared_grader().grade(gold, pred, timeout_s=self.grader_timeout_s, fast_path=self.numeric_fast_path)
+
+    def _hedge(self, answer: str, boxes: list[str]) -> GradeResult:
+        """Do the reply's ``boxes`` hold a value other than ``answer`` (the last box)? ``correct`` = hedge."""
+        others = list(dict.fromkeys(b.strip() for b in boxes if b.strip() != answer))
+        if len(others) > MAX_DISTINCT_BOXES:
+            return GradeResult(True)
+        for other in others:
+            same = self._equivalent(answer, other)
+            if same.error is not None or same.timed_out:
+                return same
+            if not same.correct:
+                return GradeResult(True)
+        return GradeResult(False)
+
+    def grading_request(self, action: str) -> tuple[str, str] | None:
+        """The ``(gold, answer)`` pair stepping ``action`` would grade, or None (no episode, unparsable, no
+        grading call, a hedge check first). Used by :meth:`prepare_batch`; changes no episode state."""
+        if self.task is None or not self._episode_active or type(self)._grade is not MathEnv._grade:
+            return None
+        try:
+            calls = self._parse(action)
+        except ParseError:
+            return None
+        finally:
+            boxes, self._reply_boxes = self._reply_boxes, []
+        if not calls or calls[0].name != "answer":
+            return None
+        answer = str(calls[0].arguments["answer"]).strip()
+        if not answer or len(answer) > MAX_ANSWER_CHARS or (not self.last_box_wins and len(set(boxes)) > 1):
+            return None
+        return self.task.answer, answer
+
+    @staticmethod
+    def prepare_batch(envs: list[Any], actions: list[str]) -> None:
+        """Grade a vector env's batch of answers concurrently, before its sub-envs are stepped one by one.
+
+        Each sub-env's pending grading call (:meth:`grading_request`) goes to the shared grader pool at once
+        (:meth:`~arl_envs.envs.math.grading.GraderPool.grade_many`: plain numbers in this process, the rest spread
+        over worker processes); each step then finds its verdict ready. Sub-envs that are not math envs, or
+        whose episode is not running (Gymnasium's next-step autoreset), are skipped.
+
+        Args:
+            envs: The unwrapped sub-envs, in order.
+            actions: Their actions, in the same order.
+        """
+        todo = []
+        for env, action in zip(envs, actions):
+            if isinstance(env, MathEnv) and isinstance(action, str):
+                request = env.grading_request(action)
+                if request is not None:
+                    todo.append((env, request))
+        if len(todo) < 2:
+            return
+        fast_path = all(env.numeric_fast_path for env, _ in todo)
+        timeout_s = min(env.grader_timeout_s for env, _ in todo)
+        results = shared_grader().grade_many([r for _, r in todo], timeout_s=timeout_s, fast_path=fast_path)
+        for (env, request), result in zip(todo, results):
+            env._pregraded = {request: result}
 
     # -- AgentEnv hooks
     def tools(self) -> list[Tool]:
@@ -96,7 +194,11 @@ class MathEnv(AgentEnv):
     def instructions(self) -> str:
         how = (
             "Reason step by step, then give your final answer as \\boxed{...} at the end of your reply. "
-            "Only the last \\boxed{} of your reply counts."
+            + (
+                "Only the last \\boxed{} of your reply counts."
+                if self.last_box_wins
+                else "Box one answer only: a reply whose boxes hold different answers scores 0."
+            )
             if self.action_format == "native"
             else "Reason step by step, then submit the final answer with the `answer` tool.\n"
             + self.json_format_instructions()
@@ -107,25 +209,37 @@ class MathEnv(AgentEnv):
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:
         self.task = self._new_task() if task_id is None else self._task_from_id(task_id)
         self.attempts = 0
+        self._pregraded = {}
         return self.task.task_id, self.task.question
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        answer = last_boxed(text)
-        if answer is None:
+        self._reply_boxes = boxes = reply_boxes(text)
+        if not boxes:
             raise ParseError("no final answer found: end your reply with \\boxed{your answer}")
-        return [ToolCall("answer", {"answer": answer})]
+        return [ToolCall("answer", {"answer": boxes[-1].strip()})]
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         assert self.task is not None
         answer = str(calls[0].arguments["answer"]).strip()
+        boxes, self._reply_boxes = self._reply_boxes, []
         self.attempts += 1
+        hedge = GradeResult(False)
         if not answer:
             result, feedback = GradeResult(False), "the answer is empty"
         elif len(answer) > MAX_ANSWER_CHARS:
             result, feedback = GradeResult(False), f"the answer is longer than {MAX_ANSWER_CHARS} characters"
+        elif not self.last_box_wins and len(boxes) > 1 and (hedge := self._hedge(answer, boxes)).correct:
+            result, feedback = GradeResult(False), HEDGE_FEEDBACK
+        elif hedge.error is not None or hedge.timed_out:
+            result, feedback = hedge, "grading timed out"
         else:
             result, feedback = self._grade(self.task, answer)
-        info: dict[str, Any] = {"grader_timeout": result.timed_out, "attempt": self.attempts, "answer": answer}
+        info: dict[str, Any] = {
+            "grader_timeout": result.timed_out,
+            "attempt": self.attempts,
+            "answer": answer,
+            "hedge": hedge.correct,
+        }
         if result.error is not None:
             return Transition("The grader failed; this episode is not scored.", {}, info=info, env_error=result.error)
         if result.correct:
@@ -161,20 +275,23 @@ class ArithmeticEnv(MathEnv):
         The problem text (the first observation), then feedback ("Correct." / "Incorrect (...)") or a format
         error message.
     Action:
-        Native: free text ending with ``\\boxed{answer}`` (the last box counts). JSON: ``answer(answer)``.
+        Native: free text ending with ``\\boxed{answer}`` (the last box counts; boxes of different values are a
+        hedge, see Rewards). JSON: ``answer(answer)``.
     Tools:
         ``answer(answer: str)``.
     Rewards:
         ``task`` (weight 1): 1 when the answer is equivalent to the gold answer (math-verify, exact for exact
-        numbers). ``format`` (weight 0.1): raw -1 for a reply without a parsable answer.
+        numbers), 0 for a hedge (two or more boxes of different values). ``format`` (weight 0.1): raw -1 for a
+        reply without a parsable answer.
     Episode end:
         Terminated on a correct answer, after ``max_attempts`` wrong answers, or after more than
         ``max_invalid_actions`` (default 1) malformed replies. Truncated after ``max_turns``.
     Arguments:
         difficulty (int, 1-5, default 2), kinds (tuple of kinds, default all), max_attempts (default 1),
-        grader_timeout_s, action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
+        grader_timeout_s, last_box_wins (default False), numeric_fast_path (default True), action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
+        restores the old rule); plain numbers graded by the exact fast path (same verdicts).
     """
 
     task_description = "Solve the arithmetic problem."
@@ -211,14 +328,15 @@ class CountdownEnv(MathEnv):
         ``answer(answer: str)``: the expression.
     Rewards:
         ``task`` (weight 1): 1 when the expression evaluates exactly (fractions) to the target and uses only the
-        given numbers, each at most once. ``format`` (weight 0.1): raw -1 for a reply without a box.
+        given numbers, each at most once; 0 for a hedge (boxes of different values). ``format`` (weight 0.1): raw -1 for a reply without a box.
     Episode end:
         As :class:`ArithmeticEnv`.
     Arguments:
         num_numbers (2-6, default 4), max_number (default 99), max_target (default 999), max_attempts,
-        action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
+        last_box_wins, action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
+        restores the old rule); plain numbers graded by the exact fast path (same verdicts).
     """
 
     task_description = "Solve the Countdown puzzle."
@@ -259,15 +377,18 @@ class DatasetEnv(MathEnv):
     Tools:
         ``answer(answer: str)``.
     Rewards:
-        ``task`` (weight 1): math-verify equivalence with the gold answer. ``format`` (weight 0.1): raw -1 for a
-        reply without a parsable answer.
+        ``task`` (weight 1): math-verify equivalence with the gold answer (plain numbers by the exact fast path,
+        same verdicts); 0 for a hedge (boxes of different values). ``format`` (weight 0.1): raw -1 for a reply
+        without a parsable answer.
     Episode end:
         As :class:`ArithmeticEnv`.
     Arguments:
-        path (str, default the GSM8K test split), max_attempts, grader_timeout_s, action_format,
+        path (str, default the GSM8K test split), max_attempts, grader_timeout_s, last_box_wins,
+        numeric_fast_path, action_format,
         reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
+        restores the old rule); plain numbers graded by the exact fast path (same verdicts).
 
     Raises:
         TaskLoadError: At construction, when ``path`` is missing or malformed.

@@ -8,18 +8,27 @@ child that misses it is killed (and restarted on the next call). No signals are 
 Source of the verifier: Hugging Face ``math-verify`` (https://github.com/huggingface/Math-Verify). One
 correction on top: math-verify compares numbers after rounding to ``float_rounding=6`` decimals, which calls
 ``1/2^99`` equal to ``1/2^98``; when both sides are exact numbers (no floats) we require exact equality.
+
+Exact numeric fast path: when both the gold answer and the prediction are plain numbers (integers with optional
+sign and thousands separators, decimals, ``a/b``, ``\\frac{a}{b}``, optionally wrapped in ``{}`` or ``\\boxed{}``),
+:func:`numeric_verdict` decides in the caller's process, in microseconds, with the verdict math-verify (plus the
+exactness correction above) returns; anything it is unsure of (other forms, decimals within rounding distance of
+each other, very long numbers) falls through to math-verify. The agreement is tested on every shipped GSM8K answer
+in several correct and wrong forms.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 #: Default deadline for one grading call, in seconds.
@@ -28,6 +37,95 @@ DEFAULT_GRADER_TIMEOUT_S = 5.0
 GRADER_STARTUP_TIMEOUT_S = 60.0
 #: Address-space limit of the grader process, in bytes.
 GRADER_MEMORY_LIMIT_BYTES = 4 * 1024**3
+#: Most worker processes one :meth:`GraderPool.grade_many` batch uses at once (default: the CPU count, 2 to 8).
+GRADER_BATCH_WORKERS = min(8, max(2, os.cpu_count() or 2))
+
+
+#: Longest string the numeric fast path reads, in characters (longer ones go to math-verify).
+FAST_PATH_MAX_CHARS = 64
+#: With a decimal on either side, math-verify rounds to 6 decimals: the fast path calls two different values unequal
+#: only when they differ by more than this (absolute) ...
+FAST_PATH_MIN_ABS_GAP = 1e-5
+#: ... and by more than this fraction of their magnitude (far above a 53-bit float's representation error) ...
+FAST_PATH_MIN_REL_GAP = 1e-12
+#: ... and when no number has more digits than this (sympy Floats parsed from longer strings may lose digits).
+FAST_PATH_MAX_FLOAT_DIGITS = 15
+
+_INT = r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+"  # thousands separators only in groups of three
+_NUMBER = re.compile(
+    rf"(?P<sign>[+-]?)(?:"
+    rf"(?P<dec>(?:{_INT})?\.[0-9]+)"
+    rf"|(?P<num>[0-9]+)/(?P<den>[0-9]+)"
+    rf"|\\[dt]?frac\{{(?P<fsign>-?)(?P<fnum>[0-9]+)\}}\{{(?P<dsign>-?)(?P<fden>[0-9]+)\}}"
+    rf"|(?P<int>{_INT}))"
+)
+_WRAPPED = re.compile(r"(?:\\boxed\s*)?\{(.*)\}", re.DOTALL)
+
+
+def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
+    """``(value, written with a decimal point, digit count)`` of a plain number in one of the fast path's forms,
+    or None (then math-verify decides). A decimal point means math-verify reads a sympy Float."""
+    text = text.strip()
+    if len(text) > FAST_PATH_MAX_CHARS:
+        return None
+    if text.isdigit() and text.isascii():  # the common case, 1 µs
+        return int(text), False, len(text)
+    while (wrapped := _WRAPPED.fullmatch(text)) is not None:
+        text = wrapped.group(1).strip()
+    m = _NUMBER.fullmatch(text)
+    if m is None:
+        return None
+    negative = m["sign"] == "-"
+    value: int | Fraction
+    if m["dec"] is not None:
+        digits = m["dec"].replace(",", "")
+        value, is_float = Fraction(digits), True
+    elif m["int"] is not None:
+        digits = m["int"].replace(",", "")
+        value, is_float = int(digits), False
+    else:
+        num, den = (m["num"], m["den"]) if m["num"] is not None else (m["fnum"], m["fden"])
+        if int(den) == 0:
+            return None
+        digits = num + den
+        value, is_float = Fraction(int(num), int(den)), False
+        negative ^= m["fsign"] == "-"
+        negative ^= m["dsign"] == "-"
+    return (-value if negative else value), is_float, sum(c.isdigit() for c in digits)
+
+
+def numeric_verdict(gold: str, pred: str) -> bool | None:
+    """The verdict on two plain numbers without math-verify, or None when math-verify must decide.
+
+    Returns the same verdict as :class:`MathGrader` (math-verify with the exact-number correction): exact numbers
+    (integers, fractions) are equal iff their values are; with a decimal on either side, equal values are equal and
+    values farther apart than math-verify's 6-decimal rounding could join are not; everything else returns None.
+
+    Args:
+        gold: The gold answer (as given to :meth:`MathGrader.grade`).
+        pred: The content of the model's ``\\boxed{}``.
+
+    Returns:
+        True / False when decided, else None. Never raises; runs in microseconds (inputs over
+        :data:`FAST_PATH_MAX_CHARS` characters are not read).
+    """
+    g = _parse_plain_number(gold)
+    if g is None:
+        return None
+    p = _parse_plain_number(pred)
+    if p is None:
+        return None
+    (gv, g_float, g_digits), (pv, p_float, p_digits) = g, p
+    if gv == pv:
+        return True
+    if not (g_float or p_float):
+        return False
+    if max(g_digits, p_digits) > FAST_PATH_MAX_FLOAT_DIGITS:
+        return None
+    gap = abs(gv - pv)
+    if gap > FAST_PATH_MIN_ABS_GAP and gap > FAST_PATH_MIN_REL_GAP * max(abs(gv), abs(pv)):
+        return False
+    return None
 
 
 @dataclass(frozen=True)
@@ -43,6 +141,17 @@ class GradeResult:
     correct: bool
     timed_out: bool = False
     error: str | None = None
+
+
+def _quick_verdict(gold: str, pred: str, fast_path: bool) -> GradeResult | None:
+    """The verdict without the worker (identical strings; plain numbers when ``fast_path``), or None."""
+    if pred.strip() == gold.strip():
+        return GradeResult(True)
+    if fast_path:
+        verdict = numeric_verdict(gold, pred)
+        if verdict is not None:
+            return GradeResult(verdict)
+    return None
 
 
 def _verify_in_worker(gold: str, pred: str) -> bool:
@@ -101,10 +210,13 @@ class MathGrader:
 
     Args:
         timeout_s: Deadline of one :meth:`grade` call, in seconds.
+        fast_path: Decide plain numbers with :func:`numeric_verdict` before calling the worker (same verdicts;
+            False sends every non-identical pair to math-verify, as before the fast path existed).
     """
 
-    def __init__(self, timeout_s: float = DEFAULT_GRADER_TIMEOUT_S):
+    def __init__(self, timeout_s: float = DEFAULT_GRADER_TIMEOUT_S, fast_path: bool = True):
         self.timeout_s = float(timeout_s)
+        self.fast_path = bool(fast_path)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
@@ -149,8 +261,9 @@ class MathGrader:
     def grade(self, gold: str, pred: str, timeout_s: float | None = None) -> GradeResult:
         """Is ``pred`` (the content of the model's ``\\boxed{}``) equivalent to ``gold``?
 
-        Identical strings are correct without a call to the worker. The worker's start-up (about 1 s) has its own
-        budget (:data:`GRADER_STARTUP_TIMEOUT_S`): the deadline covers only the grading itself.
+        Identical strings, and plain numbers (:func:`numeric_verdict`, unless ``fast_path`` is off), are decided
+        without a call to the worker. The worker's start-up (about 1 s) has its own budget
+        (:data:`GRADER_STARTUP_TIMEOUT_S`): the deadline covers only the grading itself.
 
         Args:
             gold: The gold answer (LaTeX or plain text, without ``$``).
@@ -160,8 +273,13 @@ class MathGrader:
         Returns:
             A :class:`GradeResult`; never raises for any input strings.
         """
-        if pred.strip() == gold.strip():
-            return GradeResult(True)
+        quick = _quick_verdict(gold, pred, self.fast_path)
+        if quick is not None:
+            return quick
+        return self._grade_in_worker(gold, pred, timeout_s)
+
+    def _grade_in_worker(self, gold: str, pred: str, timeout_s: float | None) -> GradeResult:
+        """Grade with math-verify in the worker (started or restarted as needed); never raises."""
         with self._lock:
             try:
                 if self._proc is None or self._proc.poll() is not None:
@@ -205,17 +323,56 @@ class GraderPool:
         self._idle: list[MathGrader] = []
         self._lock = threading.Lock()
 
-    def grade(self, gold: str, pred: str, timeout_s: float | None = None) -> GradeResult:
-        """:meth:`MathGrader.grade` on a grader no other thread is using."""
-        if pred.strip() == gold.strip():
-            return GradeResult(True)
+    def grade(
+        self, gold: str, pred: str, timeout_s: float | None = None, fast_path: bool = True
+    ) -> GradeResult:
+        """:meth:`MathGrader.grade` on a grader no other thread is using (``fast_path`` as there)."""
+        quick = _quick_verdict(gold, pred, fast_path)
+        if quick is not None:
+            return quick
         with self._lock:
             grader = self._idle.pop() if self._idle else MathGrader()
         try:
-            return grader.grade(gold, pred, timeout_s=timeout_s)
+            return grader._grade_in_worker(gold, pred, timeout_s)
         finally:
             with self._lock:
                 self._idle.append(grader)
+
+    def grade_many(
+        self, pairs: list[tuple[str, str]], timeout_s: float | None = None, fast_path: bool = True
+    ) -> list[GradeResult]:
+        """Grade a batch of ``(gold, pred)`` pairs, the math-verify ones spread over up to
+        :data:`GRADER_BATCH_WORKERS` worker processes at once.
+
+        Pairs decided without a worker (identical strings, plain numbers) are answered in this thread; the rest run
+        concurrently, one thread per borrowed worker (the threads only wait on pipes, so the workers grade in
+        parallel). Each pair has its own ``timeout_s`` deadline, as in :meth:`grade`.
+
+        Returns:
+            One :class:`GradeResult` per pair, in order; never raises for any input strings.
+        """
+        results: list[GradeResult | None] = [_quick_verdict(g, p, fast_path) for g, p in pairs]
+        slow = [i for i, r in enumerate(results) if r is None]
+        if len(slow) == 1:
+            results[slow[0]] = self.grade(*pairs[slow[0]], timeout_s=timeout_s, fast_path=False)
+        elif slow:
+            queue = list(reversed(slow))
+            queue_lock = threading.Lock()
+
+            def drain() -> None:
+                while True:
+                    with queue_lock:
+                        if not queue:
+                            return
+                        i = queue.pop()
+                    results[i] = self.grade(*pairs[i], timeout_s=timeout_s, fast_path=False)
+
+            threads = [threading.Thread(target=drain, daemon=True) for _ in range(min(len(slow), GRADER_BATCH_WORKERS))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        return [r if r is not None else GradeResult(False, error="not graded") for r in results]
 
     def close(self) -> None:
         """Stop every idle worker process."""

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, boxed_contents, find_blocks, last_boxed
+from arl_envs.core.actions import ParseError, boxed_contents, find_blocks
 from arl_envs.core.env import Transition
 from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
@@ -64,7 +64,7 @@ class ToolMathEnv(MathEnv):
     Tools:
         ``python(code: str)``, ``answer(answer: str)``.
     Rewards:
-        ``task`` (weight 1): 1 for a correct answer. ``format`` (weight 0.1): raw -1 per malformed reply.
+        ``task`` (weight 1): 1 for a correct answer, 0 for a hedge (boxes of different values). ``format`` (weight 0.1): raw -1 per malformed reply.
         ``tool`` (weight 0 by default): raw 1 for a python call that ran to completion with exit status 0.
     Episode end:
         Terminated on an answer (correct, or the last of ``max_attempts``) or after more than
@@ -75,10 +75,11 @@ class ToolMathEnv(MathEnv):
     Arguments:
         source ("arithmetic" | "countdown" | "dataset", default "arithmetic"), source_kwargs (dict for that task
         env, e.g. ``{"difficulty": 4}`` or ``{"path": ...}``), max_tool_calls (default 4), tool_timeout_s
-        (default 10), sandbox ("bwrap" | "docker"), sandbox_kwargs, max_attempts, grader_timeout_s,
+        (default 10), sandbox ("bwrap" | "docker"), sandbox_kwargs, max_attempts, grader_timeout_s, last_box_wins,
         action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
+        restores the old rule); same grading as the task envs.
 
     Raises:
         SandboxUnavailable: At the first ``reset`` when the sandbox backend is missing (names the install step).
@@ -143,6 +144,7 @@ class ToolMathEnv(MathEnv):
                 "To run Python, write one ```python fenced block (or <python>...</python>) and stop: the output comes "
                 "back as the next message, and variables persist between runs. When you know the answer, end your "
                 "reply with \\boxed{answer}. One action per reply: if both appear, the one written last counts."
+                + ("" if self.last_box_wins else " Box one answer only: boxes holding different answers score 0.")
             )
         else:
             how = "Use the `python` tool to compute and the `answer` tool to submit.\n" + self.json_format_instructions()
@@ -171,12 +173,13 @@ class ToolMathEnv(MathEnv):
     def _parse_native(self, text: str) -> list[ToolCall]:
         code_blocks = [(b.opener.start(), b.content()) for b in find_blocks(text, _PY_TAG_OPEN, "</python>")]
         code_blocks += [(m.start(), m.group(1)) for m in _PY_FENCE.finditer(text)]
-        box_starts = [m.start() for m in _BOX.finditer(text)] if boxed_contents(text) else []
+        boxes = boxed_contents(text)
+        box_starts = [m.start() for m in _BOX.finditer(text)] if boxes else []
         last_code = max(code_blocks, default=None)
+        self._reply_boxes = []
         if box_starts and (last_code is None or box_starts[-1] > last_code[0]):
-            answer = last_boxed(text)
-            if answer is not None:
-                return [ToolCall("answer", {"answer": answer})]
+            self._reply_boxes = boxes
+            return [ToolCall("answer", {"answer": boxes[-1].strip()})]
         if last_code is not None:
             if not last_code[1].strip():
                 raise ParseError("the python block is empty")

@@ -25,6 +25,7 @@ from arl_envs.envs.search.retrievers import (
     RetrieverUnavailable,
     SearchHit,
     make_retriever,
+    nfc,
     tokenize,
 )
 from arl_envs.envs.search.scoring import METRICS, best_score, exact_match
@@ -335,7 +336,7 @@ class SearchEnv(AgentEnv):
         if doc is None and hasattr(self.retriever, "corpus"):
             # Accept a title as well (case-insensitive), which models often write instead of the id.
             corpus = self.retriever.corpus  # type: ignore[attr-defined]
-            idx = corpus.by_title.get(doc_id.strip().strip('"').lower())
+            idx = corpus.by_title.get(nfc(doc_id.strip().strip('"')).lower())
             doc = corpus.docs[idx] if idx is not None else None
         info: dict[str, Any] = {"opened_id": doc.id if doc else None}
         if doc is None:
@@ -446,7 +447,7 @@ class SearchMultihopEnv(SearchEnv):
         snippet_words (50), answer_metric ("em" | "f1"), action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: documents, queries, titles and answers compared in Unicode NFC.
     """
 
     corpus_description = "search over a fictional encyclopedia (people, places, organisations, works)"
@@ -507,7 +508,7 @@ class SearchQAEnv(SearchEnv):
         (50), answer_metric ("em" | "f1"), action_format, reward_weights, max_turns (6), max_invalid_actions (2),
         render_mode.
     Version history:
-        v0: initial release.
+        v0: initial release. 2026-12-01: documents, queries, titles and answers compared in Unicode NFC.
     """
 
     corpus_description = "search over a document collection"

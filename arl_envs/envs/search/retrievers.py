@@ -29,6 +29,7 @@ import re
 import tempfile
 import threading
 import time
+import unicodedata
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -54,8 +55,8 @@ MAX_QUERY_TOKENS = 512
 MAX_TOPK = 100
 BM25_K1 = 1.5
 BM25_B = 0.75
-#: Version of the on-disk index layout; part of the cache key.
-INDEX_VERSION = 1
+#: Version of the on-disk index layout and analyser; part of the cache key (2: NFC before tokenising).
+INDEX_VERSION = 2
 #: Default HTTP timeout of the remote retriever (seconds).
 DEFAULT_REMOTE_TIMEOUT_S = 30.0
 #: Retries of a remote request after a connection failure or a 502/503/504 answer.
@@ -70,12 +71,24 @@ DENSE_BATCH_SIZE = 64
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 
 
+#: Corpus size from which BM25 top-k first bounds the candidates (below it, sorting every score is as cheap).
+TOPK_BOUND_MIN_DOCS = 20_000
+
+
 class RetrieverUnavailable(ArlError):
     """The retriever cannot serve a request (remote server unreachable, error status, malformed response)."""
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C (composed: ``"cafe\\u0301"`` -> ``"café"``); ASCII is returned as is."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens of >= 2 characters without English stop words (the BM25 analyser).
+
+    The text is first put in Unicode NFC (:func:`nfc`), for documents and queries alike, so a decomposed
+    ``"cafe\\u0301"`` and a composed ``"café"`` are the same token.
 
     Args:
         text: Any text.
@@ -83,7 +96,7 @@ def tokenize(text: str) -> list[str]:
     Returns:
         Tokens in order of appearance (possibly empty, e.g. for a query of only stop words).
     """
-    return [t for t in TOKEN_RE.findall(text.lower()) if t not in STOPWORDS_EN]
+    return [t for t in TOKEN_RE.findall(nfc(text).lower()) if t not in STOPWORDS_EN]
 
 
 @dataclass(frozen=True)
@@ -155,7 +168,7 @@ class _LocalCorpus:
         self.by_id = {d.id: i for i, d in enumerate(self.docs)}
         self.by_title: dict[str, int] = {}
         for i, d in enumerate(self.docs):
-            self.by_title.setdefault(d.title.strip().lower(), i)
+            self.by_title.setdefault(nfc(d.title.strip()).lower(), i)
         self.hash = corpus_hash(self.docs)
 
     def get(self, doc_id: str) -> Document | None:
@@ -254,17 +267,53 @@ class BM25Retriever(Retriever):
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (shape ``(n_docs,)``, float32; all 0 if no known token)."""
-        token_ids = [self.vocab[t] for t in tokenize(query)[:MAX_QUERY_TOKENS] if t in self.vocab]
+        token_ids = self._token_ids(query)
         if not token_ids:
             return np.zeros(len(self.corpus.docs), dtype=np.float32)
         return np.asarray(self.index.get_scores_from_ids(token_ids), dtype=np.float32)
+
+    def _token_ids(self, query: str) -> list[int]:
+        return [self.vocab[t] for t in tokenize(query)[:MAX_QUERY_TOKENS] if t in self.vocab]
+
+    def top_k(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Indices and scores of the ``k`` best documents for ``query``: exactly ``_top_k(self.scores(query), k)``
+        (the same documents, float32 scores and tie order: score descending, then lower index), without a
+        partial sort over every document.
+
+        The dense scores are bm25s' own (``get_scores_from_ids``). A lower bound on the k-th best score comes
+        from the documents containing the query's rarest token that occurs in at least ``k`` of them: their
+        k-th best score ``t`` is reached by k distinct documents, so every document that can rank in the top
+        k (ties included) scores at least ``t``. The partial sort then runs over only the documents scoring
+        ``>= t`` (one vectorised comparison finds them), usually a handful instead of the whole corpus. Corpora
+        under :data:`TOPK_BOUND_MIN_DOCS` documents skip the bound (sorting every score is as cheap there).
+
+        Returns:
+            ``(doc_indices, scores)``, best first, at most ``k`` of each, only positive scores.
+        """
+        token_ids = self._token_ids(query)
+        if not token_ids:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        scores = np.asarray(self.index.get_scores_from_ids(token_ids), dtype=np.float32)
+        indptr = self.index.scores["indptr"]
+        df = {t: int(indptr[t + 1] - indptr[t]) for t in token_ids}
+        rare = min((t for t in token_ids if df[t] >= k), key=df.__getitem__, default=None)
+        bound = 0.0
+        if rare is not None and df[rare] < len(scores) and len(scores) >= TOPK_BOUND_MIN_DOCS:
+            postings = self.index.scores["indices"][indptr[rare] : indptr[rare + 1]]
+            bound = float(np.partition(scores[postings], df[rare] - k)[df[rare] - k])
+        if bound <= 0:  # no usable bound (or a small corpus): the partial sort over every document
+            best = _top_k(scores, k)
+            return best, scores[best]
+        cand = np.flatnonzero(scores >= bound)  # ascending, so _top_k's tie order (lower position) is by index
+        best = cand[_top_k(scores[cand], k)]
+        return best, scores[best]
 
     def batch_search(self, queries: Sequence[str], k: int) -> list[list[SearchHit]]:
         k = _check_k(k)
         out = []
         for query in queries:
-            scores = self.scores(query)
-            out.append([SearchHit(self.corpus.docs[i], float(scores[i])) for i in _top_k(scores, k)])
+            best, scores = self.top_k(query, k)
+            out.append([SearchHit(self.corpus.docs[i], float(s)) for i, s in zip(best.tolist(), scores.tolist())])
         return out
 
     def get(self, doc_id: str) -> Document | None:
@@ -378,6 +427,8 @@ class RemoteRetriever(Retriever):
     Args:
         url: Server base URL, e.g. ``http://127.0.0.1:8000`` (a trailing ``/retrieve`` is accepted).
         timeout_s: HTTP timeout per request (seconds).
+        keep_alive: False opens a new connection for every request (``Connection: close``), as the client did
+            before connections were kept; for measurements and for servers that mishandle keep-alive.
 
     Raises:
         ValueError: If ``url`` is not an http(s) URL.
@@ -385,7 +436,7 @@ class RemoteRetriever(Retriever):
 
     name = "remote"
 
-    def __init__(self, url: str, *, timeout_s: float = DEFAULT_REMOTE_TIMEOUT_S):
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_REMOTE_TIMEOUT_S, keep_alive: bool = True):
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"retriever_url must be an http(s) URL like http://127.0.0.1:8000, got {url!r}")
@@ -394,6 +445,7 @@ class RemoteRetriever(Retriever):
             base = base[: -len("/retrieve")]
         self.base_url = base
         self.timeout_s = timeout_s
+        self.keep_alive = bool(keep_alive)
         self._seen: OrderedDict[str, Document] = OrderedDict()
         self._local = threading.local()
         self._conns: list[http.client.HTTPConnection] = []
@@ -408,8 +460,9 @@ class RemoteRetriever(Retriever):
             cls = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
             conn = cls(parsed.netloc, timeout=self.timeout_s)
             self._local.conn, self._local.pid = conn, os.getpid()
-            with self._conns_lock:
-                self._conns.append(conn)
+            if self.keep_alive:  # a one-request connection is closed after its request, never kept
+                with self._conns_lock:
+                    self._conns.append(conn)
         return conn
 
     def _drop_connection(self) -> None:
@@ -434,6 +487,8 @@ class RemoteRetriever(Retriever):
         """
         body = None if payload is None else json.dumps(payload).encode("utf-8")
         headers = {"Content-Type": "application/json"} if body is not None else {}
+        if not self.keep_alive:
+            headers["Connection"] = "close"
         prefix = urllib.parse.urlparse(self.base_url).path
         delay = REMOTE_BACKOFF_S
         for attempt in range(REMOTE_RETRIES + 1):
@@ -456,7 +511,7 @@ class RemoteRetriever(Retriever):
                 time.sleep(delay)
                 delay *= 2
                 continue
-            if resp.will_close:
+            if resp.will_close or not self.keep_alive:
                 self._drop_connection()
             if status in _RETRY_STATUSES and not last:
                 time.sleep(delay)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -23,7 +24,8 @@ _PUNCTUATION = frozenset(string.punctuation)
 
 
 def normalize_answer(text: str) -> str:
-    """Lower-case, drop punctuation, drop the articles a/an/the, collapse whitespace (SQuAD v1.1).
+    """Lower-case, drop punctuation, drop the articles a/an/the, collapse whitespace (SQuAD v1.1), after putting
+    the text in Unicode NFC (so a decomposed ``"cafe\\u0301"`` matches ``"café"``; our addition).
 
     Args:
         text: Any answer string.
@@ -32,7 +34,7 @@ def normalize_answer(text: str) -> str:
         The normalised string (possibly empty for an empty or punctuation-only input). Articles are kept when
         removing them would leave nothing, so ``normalize_answer("A") == "a"``.
     """
-    lowered = text.lower()
+    lowered = (text if text.isascii() else unicodedata.normalize("NFC", text)).lower()
     no_punct = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
     no_articles = _ARTICLES_RE.sub(" ", no_punct)
     collapsed = " ".join(no_articles.split())
