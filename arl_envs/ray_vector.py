@@ -422,7 +422,11 @@ class RayVectorEnv(gym.vector.VectorEnv):
         return int(seq.generate_state(1, dtype=np.uint32)[0])
 
     def _get(self, refs: list[Any]) -> list[Any]:
-        """``ray.get`` per ref; a dead actor's ref yields its ``RayActorError`` instead of raising."""
+        """``ray.get`` of every ref; a dead actor's ref yields its ``RayActorError`` instead of raising."""
+        try:
+            return list(self._ray.get(refs))  # one blocking call in the common case
+        except self._ray.exceptions.RayActorError:
+            pass
         out = []
         for ref in refs:
             try:

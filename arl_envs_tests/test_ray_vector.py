@@ -105,9 +105,29 @@ def _run_side_by_side(env_id: str, n: int, per_actor: int, steps: int, junk: str
         sync.close()
 
 
-def test_math_equals_sync_with_async_and_awaitable_steps() -> None:
-    venv = _run_side_by_side("arl/math.arithmetic-v0", 5, 2, 30, "no idea")
-    assert len(venv._slices) == 3 and venv.closed
+def _kill_between_episodes(venv: Any) -> None:
+    """An actor killed while all its sub-envs wait for their autoreset: they reset on the new actor, uncut."""
+    venv.reset(seed=0)
+    assert venv.step(venv.call("expert_action"))[2].all()
+    ray.kill(venv.actors[0])  # sub-envs 0, 1
+    got = venv.step(["x"] * venv.num_envs)
+    assert not (got[2] | got[3]).any() and list(got[1]) == [0.0] * venv.num_envs
+    assert "_env_error" not in got[-1] and all(o.startswith("Solve") for o in got[0])
+    counts = venv.episode_counters()
+    assert list(counts["env_errors"]) == [0] * venv.num_envs and list(counts["restarts"][:2]) == [1, 1]
+    worker = venv.worker_counters()
+    assert np.array_equal(worker["resets"], worker["expected_resets"]) and list(worker["resets"][:2]) == [1, 1]
+    # Replacements are bounded: with none left, a death raises instead of looping.
+    venv.max_restarts = 1
+    ray.kill(venv.actors[0])
+    with pytest.raises(arl_envs.ArlError, match="max_restarts=1"):
+        venv.step(["x"] * venv.num_envs)
+
+
+def test_math_equals_sync_then_survives_a_kill_between_episodes() -> None:
+    # Plain, step_async/step_wait and awaitable steps in turn; 2 actors of 2 sub-envs.
+    venv = _run_side_by_side("arl/math.arithmetic-v0", 4, 2, 30, "no idea", check=_kill_between_episodes)
+    assert len(venv._slices) == 2 and venv.closed
 
 
 def test_code_sandbox_equals_sync() -> None:
@@ -121,14 +141,14 @@ def test_code_sandbox_equals_sync() -> None:
 
 
 def test_search_with_one_shared_retriever_per_node_equals_sync() -> None:
-    # The sync env searches its own in-process BM25 index; the ray envs (two actors) query the node's one server.
+    # The sync envs search their own in-process BM25 index; the ray envs (two actors) query the node's one server.
     def one_server(venv: Any) -> None:
         urls = venv.get_attr("retriever_url")
         assert len(set(urls)) == 1 and urls[0].startswith("http://127.0.0.1:"), urls
         assert set(venv.get_attr("retriever_kind")) == {"remote"}
         assert len(venv._retrievers) == len([nd for nd in ray.nodes() if nd["Alive"]]) == 1
 
-    _run_side_by_side("arl/search.multihop-v0", 3, 2, 20, "<answer>nobody</answer>",
+    _run_side_by_side("arl/search.multihop-v0", 2, 1, 20, "<answer>nobody</answer>",
                       ray_kwargs={"shared_retriever": True}, check=one_server)
 
 
@@ -145,7 +165,7 @@ def test_web_browser_equals_sync() -> None:
 
 
 def test_multiagent_seat_equals_sync() -> None:
-    _run_side_by_side("arl/multiagent.tictactoe-v0", 3, 2, 20, "[9]")
+    _run_side_by_side("arl/multiagent.tictactoe-v0", 2, 2, 20, "[9]")
 
 
 def _first_legal(info: dict[str, Any], n: int) -> list[str]:
@@ -204,28 +224,6 @@ def test_killed_actor_is_replaced_and_only_its_envs_are_cut() -> None:
     finally:
         venv.close()
         ref.close()
-
-
-def test_actor_killed_between_episodes_resets_on_the_new_actor_without_cutting() -> None:
-    venv = arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", envs_per_actor=2, actor_options=ACTOR)
-    try:
-        venv.reset(seed=0)
-        done = venv.step(venv.call("expert_action"))
-        assert (done[2]).all()
-        ray.kill(venv.actors[0])
-        got = venv.step(["x", "x"])  # both sub-envs were due to autoreset: no episode to cut
-        assert not (got[2] | got[3]).any() and list(got[1]) == [0.0, 0.0]
-        assert "_env_error" not in got[-1] and all(o.startswith("Solve") for o in got[0])
-        assert list(venv.episode_counters()["env_errors"]) == [0, 0]
-        worker = venv.worker_counters()
-        assert list(worker["resets"]) == list(worker["expected_resets"]) == [1, 1]
-        # Replacements are bounded: with none left, a death raises instead of looping.
-        venv.max_restarts = 1
-        ray.kill(venv.actors[0])
-        with pytest.raises(arl_envs.ArlError, match="max_restarts=1"):
-            venv.step(["x", "x"])
-    finally:
-        venv.close()
 
 
 def test_without_ray_import_works_and_mode_ray_names_the_extra() -> None:
