@@ -30,6 +30,7 @@ actor API (https://docs.ray.io/en/latest/ray-core/actors.html).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import Sequence
@@ -401,10 +402,8 @@ class RayVectorEnv(gym.vector.VectorEnv):
             raise ActorRestartsExhausted(
                 f"env actor {k} (sub-envs {self._slices[k]}) died {self.actor_restarts[k] + 1} times; "
                 f"max_restarts={self.max_restarts}. Last error: {cause}") from cause
-        try:
+        with contextlib.suppress(Exception):  # already gone is fine
             self._ray.kill(self._actors[k], no_restart=True)
-        except Exception:  # noqa: BLE001 - already gone is fine
-            pass
         self._actors[k] = self._new_actor(k)
         self.actor_restarts[k] += 1
         for i in self._slices[k]:
@@ -474,6 +473,15 @@ class RayVectorEnv(gym.vector.VectorEnv):
         idx = self._slices[k]
         return self._actors[k].reset.remote([seeds[i] for i in idx], options, [bool(mask[i]) for i in idx])
 
+    def _reset_until_alive(self, k: int, res: Any, seeds: list[int | None], options: dict[str, Any] | None,
+                           mask: np.ndarray) -> list[Any]:
+        """``res`` (actor ``k``'s reset results), or, while it is a dead actor's error, the same reset on a
+        replacement actor (bounded by ``max_restarts``)."""
+        while isinstance(res, BaseException):
+            self._replace_actor(k, res)
+            res = self._get([self._reset_call(k, seeds, options, mask)])[0]
+        return res
+
     def reset_wait(self) -> tuple[Any, dict[str, Any]]:
         """Results of :meth:`reset_async`: ``(observations, infos)``.
 
@@ -505,11 +513,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
 
     def _finish_reset(self, results: list[Any]) -> tuple[Any, dict[str, Any]]:
         seeds, options, mask = self._context
-        for k, res in enumerate(results):
-            while isinstance(res, BaseException):
-                self._replace_actor(k, res)
-                res = self._get([self._reset_call(k, seeds, options, mask)])[0]
-            results[k] = res
+        results = [self._reset_until_alive(k, res, seeds, options, mask) for k, res in enumerate(results)]
         infos: dict[str, Any] = {}
         for k, res in enumerate(results):
             for j, i in enumerate(self._slices[k]):
@@ -624,10 +628,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
             seeds = list(self._reset_seeds)
             mask = np.zeros(self.num_envs, dtype=np.bool_)
             mask[to_reset] = True
-            res = self._get([self._reset_call(k, seeds, None, mask)])[0]
-            while isinstance(res, BaseException):
-                self._replace_actor(k, res)
-                res = self._get([self._reset_call(k, seeds, None, mask)])[0]
+            res = self._reset_until_alive(k, self._get([self._reset_call(k, seeds, None, mask)])[0], seeds, None, mask)
             for j, i in enumerate(self._slices[k]):
                 if res[j] is not None:
                     obs, info = res[j]
@@ -716,13 +717,9 @@ class RayVectorEnv(gym.vector.VectorEnv):
         """Close the envs inside the actors (sandboxes, browsers), then kill the actors and retrievers."""
         ray = self._ray
         self._pending = None
-        try:
+        with contextlib.suppress(Exception):  # a dead actor has nothing left to close
             ray.wait([a.close.remote() for a in self._actors], num_returns=len(self._actors), timeout=CLOSE_TIMEOUT_S)
-        except Exception:  # noqa: BLE001 - a dead actor has nothing left to close
-            pass
         for handle in [*self._actors, *self._retrievers]:
-            try:
+            with contextlib.suppress(Exception):
                 ray.kill(handle, no_restart=True)
-            except Exception:  # noqa: BLE001
-                pass
         self._actors, self._retrievers = [], []
