@@ -27,8 +27,13 @@ CONTRACT_KEYS = ("task_id", "turn", "reward_components", "action_error", "succes
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             configure_logging=False)
+    kwargs = {"num_cpus": 2, "include_dashboard": False, "_node_ip_address": "127.0.0.1", "log_to_driver": False,
+              "configure_logging": False}
+    try:
+        ray.init(**kwargs)
+    except Exception:  # noqa: BLE001 - Ray's "node timed out during startup" on an overloaded machine: once more
+        ray.shutdown()
+        ray.init(**kwargs)
     try:
         yield
     finally:
