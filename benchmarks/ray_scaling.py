@@ -12,13 +12,15 @@ well-formed *wrong* answer would spend ~6 ms per step in math-verify's symbolic 
 not the vector env.) Configurations:
 
 * ``sync``: :class:`gymnasium.vector.SyncVectorEnv` in this process (the reference);
-* ``ray xA``: :class:`arl_envs.ray_vector.RayVectorEnv` with ``A`` actors of ``num_envs / A`` envs each, each
-  actor reserving ``cpu_count / A`` CPUs (so every actor fits on this machine);
+* ``ray xA``: :class:`arl_envs.ray_vector.RayVectorEnv` with ``A`` actors of ``num_envs / A`` envs each; every
+  actor reserves ``cpu_count / (1 + 2 + 4 + 8)`` CPUs so that all configurations' actors exist at once;
 * ``no-op hop``: one actor method that returns its argument (``num_envs`` action strings), to show Ray's own
   round trip.
 
-Reported: ms per batched step (median of ``--repeats`` timed blocks of ``--steps`` steps, after warm-up), env
-steps/s (``num_envs`` / that), the ratio to sync, and the Ray hop overhead = ``ray x1`` minus ``sync`` per
+All vector envs are built first, then timed in interleaved rounds (sync, ray x1, ray x2, ... then again), so load
+from other processes hits every configuration alike. Reported: ms per batched step, best (min) and median of
+``--repeats`` timed blocks of ``--steps`` steps after warm-up (best-of is what ``timeit`` reports: the least
+disturbed block); env steps/s (``num_envs`` / best); the ratio to sync; and the Ray hop overhead = ``ray x1`` minus ``sync`` per
 batched step (same envs, same work, one actor: what the hop adds per batched step per actor). Prints a markdown
 block for ``benchmarks/RESULTS.md``.
 """
@@ -37,22 +39,16 @@ import arl_envs
 ACTION = "I think the answer is 4."
 
 
-def _time_steps(venv: Any, actions: list[str], steps: int, repeats: int, warmup: int) -> float:
-    """Median seconds per batched step over ``repeats`` blocks of ``steps`` steps."""
-    venv.reset(seed=0)
-    for _ in range(warmup):
+def _block(venv: Any, actions: list[str], steps: int) -> float:
+    """Seconds per batched step over one block of ``steps`` steps."""
+    t0 = time.perf_counter()
+    for _ in range(steps):
         venv.step(actions)
-    blocks = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            venv.step(actions)
-        blocks.append((time.perf_counter() - t0) / steps)
-    return statistics.median(blocks)
+    return (time.perf_counter() - t0) / steps
 
 
 def _noop_hop(ray: Any, payload: list[str], calls: int) -> float:
-    """Seconds per round trip of a trivial actor method carrying ``payload``."""
+    """Seconds per round trip of a trivial actor method carrying ``payload`` (best of 5 blocks)."""
 
     @ray.remote(num_cpus=0)
     class Echo:
@@ -61,12 +57,14 @@ def _noop_hop(ray: Any, payload: list[str], calls: int) -> float:
 
     actor = Echo.remote()
     ray.get(actor.echo.remote(payload))
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        ray.get(actor.echo.remote(payload))
-    dt = (time.perf_counter() - t0) / calls
+    blocks = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            ray.get(actor.echo.remote(payload))
+        blocks.append((time.perf_counter() - t0) / calls)
     ray.kill(actor)
-    return dt
+    return min(blocks)
 
 
 def main() -> None:
@@ -74,7 +72,7 @@ def main() -> None:
     parser.add_argument("--env", default="arl/math.arithmetic-v0")
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=100, help="batched steps per timed block")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2, 4, 8])
     args = parser.parse_args()
@@ -87,19 +85,25 @@ def main() -> None:
     actions = [ACTION] * n
     load_before = os.getloadavg()
 
-    rows: list[tuple[str, float]] = []
-    sync = arl_envs.make_vec(args.env, n)
-    t_sync = _time_steps(sync, actions, args.steps, args.repeats, args.warmup)
-    sync.close()
-    rows.append(("sync (1 process)", t_sync))
-    t_ray: dict[int, float] = {}
+    configs: dict[str, Any] = {"sync (1 process)": arl_envs.make_vec(args.env, n)}
     for a in args.actors:
-        venv = arl_envs.make_vec(args.env, n, mode="ray", envs_per_actor=-(-n // a),
-                                 actor_options={"num_cpus": cpus / a})
-        t_ray[a] = _time_steps(venv, actions, args.steps, args.repeats, args.warmup)
+        configs[f"ray x{a} ({-(-n // a)} envs/actor)"] = arl_envs.make_vec(
+            args.env, n, mode="ray", envs_per_actor=-(-n // a), actor_options={"num_cpus": cpus / sum(args.actors)})
+    blocks: dict[str, list[float]] = {name: [] for name in configs}
+    for venv in configs.values():
+        venv.reset(seed=0)
+        for _ in range(args.warmup):
+            venv.step(actions)
+    for _ in range(args.repeats):
+        for name, venv in configs.items():
+            blocks[name].append(_block(venv, actions, args.steps))
+    for venv in configs.values():
         venv.close()
-        rows.append((f"ray x{a} ({-(-n // a)} envs/actor)", t_ray[a]))
-    t_hop = _noop_hop(ray, actions, args.steps * args.repeats)
+    best = {name: min(b) for name, b in blocks.items()}
+    names = list(configs)
+    t_sync = best[names[0]]
+    t_ray = {a: best[name] for a, name in zip(args.actors, names[1:], strict=True)}
+    t_hop = _noop_hop(ray, actions, args.steps)
     load_after = os.getloadavg()
     ray.shutdown()
 
@@ -108,10 +112,12 @@ def main() -> None:
     print(f"Machine: {cpus} CPUs, {platform.python_implementation()} {platform.python_version()}, "
           f"Ray {ray.__version__}; load average (1/5/15 min) before {load_before[0]:.1f}/{load_before[1]:.1f}/"
           f"{load_before[2]:.1f}, after {load_after[0]:.1f}/{load_after[1]:.1f}/{load_after[2]:.1f}.\n")
-    print("| configuration | ms / batched step | env steps/s | vs sync |")
-    print("|---|---:|---:|---:|")
-    for name, t in rows:
-        print(f"| {name} | {t * 1e3:.2f} | {n / t:.0f} | {t_sync / t:.2f}x |")
+    print("| configuration | ms / batched step (best) | (median) | env steps/s (best) | vs sync |")
+    print("|---|---:|---:|---:|---:|")
+    for name in names:
+        t = best[name]
+        print(f"| {name} | {t * 1e3:.2f} | {statistics.median(blocks[name]) * 1e3:.2f} | {n / t:.0f} | "
+              f"{t_sync / t:.2f}x |")
     if 1 in t_ray:
         print(f"\nRay hop overhead (ray x1 - sync, per batched step of {n} envs, one actor): "
               f"{(t_ray[1] - t_sync) * 1e3:.2f} ms")
