@@ -1,7 +1,9 @@
 """Vectorised text envs that keep every sub-env's observation intact.
 
 Gymnasium's ``AsyncVectorEnv`` defaults to shared memory, which only numeric spaces support; text must travel
-through the pipes instead. :func:`make_vec` builds either vector env with the right settings. Observations come
+through the pipes instead. :func:`make_vec` builds either vector env with the right settings, or (``mode="ray"``)
+a :class:`~arl_envs.ray_vector.RayVectorEnv` whose sub-envs live in Ray actors (``arl-envs[ray]``; imported only
+then, also reachable as ``arl_envs.vector.RayVectorEnv``). Observations come
 back as a ``tuple[str, ...]`` with one entry per sub-env, in sub-env order; actions are any sequence of ``str``.
 """
 
@@ -11,7 +13,7 @@ from typing import Any
 
 import gymnasium as gym
 
-VECTOR_MODES = ("sync", "async")
+VECTOR_MODES = ("sync", "async", "ray")
 
 
 class BatchSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -34,9 +36,10 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     Args:
         env_id: A registered id, e.g. ``"arl/math.arithmetic-v0"`` (``"arl_envs:"`` prefix allowed).
         num_envs: Number of sub-envs (>= 1).
-        mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"`` (one subprocess per env, pickled text over
-            pipes, no shared memory).
-        **kwargs: Constructor kwargs for every sub-env.
+        mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"``
+            (one subprocess per env, pickled text over pipes, no shared memory) or ``"ray"`` (Ray actors; also takes ``envs_per_actor``, ``actor_options``,
+            ``shared_retriever``... see :class:`~arl_envs.ray_vector.RayVectorEnv`).
+        **kwargs: Constructor kwargs for every sub-env (and, for ``"ray"``, the options above).
 
     Returns:
         A Gymnasium vector env; ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i``. Autoreset follows
@@ -44,6 +47,7 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
 
     Raises:
         ValueError: Unknown mode or ``num_envs < 1``.
+        DependencyNotInstalled: ``mode="ray"`` without Ray (``pip install 'arl-envs[ray]'``).
     """
     if mode not in VECTOR_MODES:
         raise ValueError(f"mode must be one of {VECTOR_MODES}, got {mode!r}")
@@ -52,6 +56,11 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     if not env_id.startswith("arl_envs:") and env_id.startswith("arl/"):
         env_id = f"arl_envs:{env_id}"  # sub-processes must import arl_envs to find the id
 
+    if mode == "ray":
+        from arl_envs.ray_vector import RayVectorEnv
+
+        return RayVectorEnv(env_id, num_envs, **kwargs)
+
     def factory() -> gym.Env:
         return gym.make(env_id, **kwargs)
 
@@ -59,3 +68,12 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     if mode == "sync":
         return BatchSyncVectorEnv(fns)
     return gym.vector.AsyncVectorEnv(fns, shared_memory=False, context="spawn")
+
+
+def __getattr__(name: str) -> Any:
+    """``arl_envs.vector.RayVectorEnv`` without importing Ray until it is used."""
+    if name == "RayVectorEnv":
+        from arl_envs.ray_vector import RayVectorEnv
+
+        return RayVectorEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,725 @@
+"""Env instances inside Ray actors: :class:`RayVectorEnv` (``make_vec(..., mode="ray")``), for rollouts on many machines.
+
+Each actor (:class:`EnvWorker`) builds ``envs_per_actor`` sub-envs with ``gym.make`` *inside* the actor process, so
+sandboxes, browsers and retrievers start where the env runs and nothing heavy crosses the wire: a step ships the
+actions there and the ``(obs, reward, terminated, truncated, info)`` tuples back (one Ray call per actor and step).
+The driver keeps all vector state (autoreset flags, seeds, episode counters) and merges infos with Gymnasium's own
+``VectorEnv._add_info``, so observations, rewards, flags and infos equal :class:`gymnasium.vector.SyncVectorEnv`'s
+for the same seeds and actions (tested across episode boundaries for math, code, search, web and multi-agent ids).
+
+Fault tolerance: an actor that dies (``ray.kill``, a crashed worker process, a lost node) is replaced by the driver
+with a fresh actor built from the same arguments (Ray's own ``max_restarts`` is not used: ``ray.kill`` with its
+default ``no_restart=True`` and node loss would defeat it). The dead actor's sub-envs that were mid-episode return,
+for that one step, their last observation, reward 0, ``terminated=False``, ``truncated=True`` and
+``info["env_error"]``; the next step resets them (Gymnasium's next-step autoreset) with a seed derived from their
+last reset seed and their restart count. Sub-envs whose step was an autoreset anyway are reset on the new actor in
+the same step (no episode was in progress, so none is cut). Other actors' sub-envs are not touched.
+:meth:`RayVectorEnv.episode_counters` and :meth:`RayVectorEnv.worker_counters` let a test prove that no episode or
+step is lost or applied twice.
+
+Shared retriever (``shared_retriever=True``, search ids): one :class:`RetrieverService` actor per node, pinned with
+``NodeAffinitySchedulingStrategy``, runs the suite's Search-R1 HTTP server (:mod:`arl_envs.envs.search.server`) on
+that node's loopback; every search env on the node uses it as ``retriever="remote"``. The index is built once per
+node instead of once per env.
+
+Source of the protocol: Gymnasium 1.x ``SyncVectorEnv``/``AsyncVectorEnv`` (``reset``/``step``,
+``step_async``/``step_wait``, ``call``/``get_attr``/``set_attr``, the ``_key`` info masks, autoreset modes); Ray's
+actor API (https://docs.ray.io/en/latest/ray-core/actors.html).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+from collections.abc import Sequence
+from copy import deepcopy
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
+
+from arl_envs.core.errors import ArlError, DependencyNotInstalled
+
+#: The install step named when Ray is missing.
+RAY_INSTALL_HINT = "pip install 'arl-envs[ray]'"
+#: CPUs reserved per env actor unless ``actor_options`` says otherwise (Ray's scheduling unit).
+DEFAULT_ACTOR_CPUS = 1.0
+#: CPUs reserved per node for the shared retriever actor (its HTTP threads mostly wait on sockets).
+DEFAULT_RETRIEVER_CPUS = 0.0
+#: Replacements of one actor slot before the vector env gives up and raises :class:`ActorRestartsExhausted`.
+DEFAULT_MAX_RESTARTS = 8
+#: Seconds :meth:`RayVectorEnv.close` waits for actors to close their envs before killing them.
+CLOSE_TIMEOUT_S = 30.0
+#: Entry points of the search envs a shared retriever can serve.
+_SEARCH_ENTRY_POINTS = {
+    "arl_envs.envs.search.env:SearchMultihopEnv": "multihop",
+    "arl_envs.envs.search.env:SearchQAEnv": "qa",
+}
+
+
+class ActorRestartsExhausted(ArlError):
+    """An env actor slot died more than ``max_restarts`` times (or could not be rebuilt); the vector env stops."""
+
+
+def import_ray() -> Any:
+    """Import Ray, or raise :class:`DependencyNotInstalled` naming the ``ray`` extra."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise DependencyNotInstalled(f"make_vec(mode='ray') needs Ray: {RAY_INSTALL_HINT}") from exc
+    return ray
+
+
+# ----------------------------------------------------------------------------------------------- actors (remote side)
+class EnvWorker:
+    """Several sub-envs in one process (run as a Ray actor by :class:`RayVectorEnv`).
+
+    The worker holds no vector state: each call says which of its envs reset first (autoreset) and with what
+    seed. It counts ``reset``/``step`` calls per env since it was built (:meth:`counters`).
+
+    Args:
+        env_id: A registered id (``arl_envs:`` prefix allowed).
+        n_envs: Envs in this worker (>= 1).
+        env_kwargs: Constructor kwargs for every env.
+        retriever_name: Name of a :class:`RetrieverService` family; the worker looks up the one on its own node
+            and points its envs at it (``retriever="remote"``). None, or no service on this node: the env's own.
+    """
+
+    def __init__(self, env_id: str, n_envs: int, env_kwargs: dict[str, Any], retriever_name: str | None = None):
+        import arl_envs  # noqa: F401 - registers the ids in this process
+
+        kwargs = dict(env_kwargs)
+        self.retriever_url: str | None = None
+        if retriever_name is not None:
+            self.retriever_url = _node_retriever_url(retriever_name)
+            if self.retriever_url is not None:
+                kwargs.update(retriever="remote", retriever_url=self.retriever_url)
+        self.envs = [gym.make(env_id, **kwargs) for _ in range(n_envs)]
+        self.resets = [0] * n_envs
+        self.steps = [0] * n_envs
+
+    def spaces(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
+        """``(observation_space, action_space, metadata, render_mode)`` of the first env (all must agree)."""
+        env = self.envs[0]
+        for other in self.envs[1:]:
+            if other.observation_space != env.observation_space or other.action_space != env.action_space:
+                raise RuntimeError("sub-envs of one actor have different spaces")
+        return env.observation_space, env.action_space, dict(env.metadata), env.render_mode
+
+    def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None,
+              mask: Sequence[bool]) -> list[tuple[str, dict[str, Any]] | None]:
+        """Reset the envs where ``mask`` is True; None for the others."""
+        out: list[tuple[str, dict[str, Any]] | None] = []
+        for j, env in enumerate(self.envs):
+            if not mask[j]:
+                out.append(None)
+                continue
+            out.append(env.reset(seed=seeds[j], options=options))
+            self.resets[j] += 1
+        return out
+
+    def step(self, actions: Sequence[Any], reset_first: Sequence[bool],
+             seeds: Sequence[int | None]) -> list[tuple[Any, float, bool, bool, dict[str, Any]]]:
+        """One vector step of this worker's envs.
+
+        Args:
+            actions: One action per env.
+            reset_first: Envs to reset instead of stepping (next-step autoreset): reward 0, flags False.
+            seeds: Seed per env for those resets (None: continue the env's own generator, as Gymnasium does).
+
+        Returns:
+            Per env ``(obs, reward, terminated, truncated, info)``.
+        """
+        out = []
+        for j, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
+            if reset_first[j]:
+                obs, info = env.reset(seed=seeds[j])
+                self.resets[j] += 1
+                out.append((obs, 0.0, False, False, info))
+            else:
+                out.append(env.step(action))
+                self.steps[j] += 1
+        return out
+
+    def call(self, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+        """``getattr(env, name)(*args, **kwargs)`` per env (or the attribute itself if not callable)."""
+        out = []
+        for env in self.envs:
+            attr = env.get_wrapper_attr(name)
+            out.append(attr(*args, **kwargs) if callable(attr) else attr)
+        return out
+
+    def set_attr(self, name: str, values: Sequence[Any]) -> None:
+        """Set ``name`` on every env (``values`` one per env)."""
+        for env, value in zip(self.envs, values, strict=True):
+            env.set_wrapper_attr(name, value)
+
+    def counters(self) -> dict[str, list[int]]:
+        """``{"resets": [...], "steps": [...], "pid": [...]}``: calls per env since this worker was built."""
+        import os
+
+        return {"resets": list(self.resets), "steps": list(self.steps), "pid": [os.getpid()] * len(self.envs)}
+
+    def close(self) -> None:
+        """Close every env (sandboxes, browsers, retriever clients)."""
+        for env in self.envs:
+            env.close()
+
+
+class RetrieverService:
+    """One Search-R1 retrieval server (:class:`~arl_envs.envs.search.server.RetrievalServer`) per node, as a Ray actor.
+
+    Args:
+        config: Keyword arguments of :func:`~arl_envs.envs.search.server.build_server_retriever`
+            (``corpus_path`` or ``n_articles``/``world_seed``, and ``retriever``).
+        host: Interface to bind; the default (loopback) serves the envs of this node only.
+    """
+
+    def __init__(self, config: dict[str, Any], host: str = "127.0.0.1"):
+        from arl_envs.envs.search.server import RetrievalServer, build_server_retriever
+
+        self.server = RetrievalServer(build_server_retriever(**config), host=host, port=0).start()
+
+    def url(self) -> str:
+        """The server's base URL, e.g. ``http://127.0.0.1:40123``."""
+        return self.server.url
+
+    def health(self) -> dict[str, Any]:
+        """The server's ``/health`` body (documents served, corpus hash)."""
+        return self.server.health()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.stop()
+
+
+def _service_name(family: str, node_id: str) -> str:
+    return f"{family}:{node_id}"
+
+
+def _node_retriever_url(family: str) -> str | None:
+    """The URL of this node's :class:`RetrieverService` of ``family``, or None if the node has none."""
+    ray = import_ray()
+    node_id = ray.get_runtime_context().get_node_id()
+    try:
+        service = ray.get_actor(_service_name(family, node_id))
+    except ValueError:
+        return None
+    return ray.get(service.url.remote())
+
+
+def shared_retriever_config(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What a node's shared retriever must serve so a search env sees the same documents as its own index.
+
+    Args:
+        env_id: A search id (``arl/search.multihop-v0`` or ``arl/search.qa-v0``).
+        env_kwargs: The envs' constructor kwargs (merged over the registered defaults here).
+
+    Returns:
+        Keyword arguments of :func:`~arl_envs.envs.search.server.build_server_retriever`.
+
+    Raises:
+        ValueError: Not a search id, or the envs already use ``retriever="remote"``.
+    """
+    spec = gym.spec(env_id)
+    kind = _SEARCH_ENTRY_POINTS.get(str(spec.entry_point))
+    if kind is None:
+        raise ValueError(f"shared_retriever=True needs a search id ({sorted(_SEARCH_ENTRY_POINTS.values())}), "
+                         f"got {env_id!r}")
+    kwargs = {**spec.kwargs, **env_kwargs}
+    retriever = kwargs.get("retriever", "bm25")
+    if retriever == "remote":
+        raise ValueError("the envs already use retriever='remote' (their own server); drop shared_retriever")
+    if kind == "multihop":
+        from arl_envs.envs.search.world import DEFAULT_N_ARTICLES
+
+        return {"retriever": retriever, "n_articles": int(kwargs.get("n_articles", DEFAULT_N_ARTICLES)),
+                "world_seed": int(kwargs.get("world_seed", 0))}
+    corpus_path = kwargs.get("corpus_path")
+    if corpus_path is None and kwargs.get("qa_path") is None:
+        from arl_envs.envs.search.env import SAMPLE_CORPUS_PATH
+
+        corpus_path = str(SAMPLE_CORPUS_PATH)
+    if corpus_path is None:
+        raise ValueError("shared_retriever=True with qa_path needs corpus_path (a path present on every node)")
+    return {"retriever": retriever, "corpus_path": str(corpus_path)}
+
+
+# ----------------------------------------------------------------------------------------------- driver
+class RayVectorEnv(gym.vector.VectorEnv):
+    """A vector env whose sub-envs live in Ray actors, several per actor; same API as Gymnasium's vector envs.
+
+    Sub-env ``i`` lives in actor ``i // envs_per_actor``. ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i``
+    (a list gives one seed per sub-env); autoreset is Gymnasium's default (next-step: the step after a finished
+    one resets that sub-env and returns reward 0 and False flags), exactly as :class:`gymnasium.vector.SyncVectorEnv`
+    (its ``same_step``/``disabled`` modes are not offered here). Observations come back as a ``tuple[str, ...]``
+    (``num_envs`` entries), rewards as ``float64[num_envs]``, flags as ``bool[num_envs]``, infos as Gymnasium's
+    dict of arrays with ``_key`` masks.
+
+    ``step_async(actions)`` + ``step_wait()`` (and ``reset_async``/``reset_wait``) let a trainer generate the next
+    actions while envs step; ``await venv.astep(actions)`` / ``await venv.areset(...)`` do the same in asyncio.
+
+    Args:
+        env_id: A registered id, e.g. ``"arl/code.functions-v0"``; every node needs arl-envs installed.
+        num_envs: Number of sub-envs (>= 1).
+        envs_per_actor: Sub-envs per actor (>= 1); the last actor may hold fewer.
+        actor_options: Passed to ``ActorClass.options(...)`` for every env actor: ``num_cpus`` (default
+            :data:`DEFAULT_ACTOR_CPUS`), ``num_gpus``, ``memory`` (bytes), ``resources``, ``runtime_env``,
+            ``scheduling_strategy``... ``max_restarts``/``max_task_retries`` are forced to 0 (the driver replaces
+            dead actors itself).
+        shared_retriever: Search ids only: one retrieval server per node (see the module docstring).
+        retriever_options: ``.options(...)`` of the retriever actors (default ``num_cpus=``
+            :data:`DEFAULT_RETRIEVER_CPUS`).
+        max_restarts: Replacements allowed per actor slot before :class:`ActorRestartsExhausted` is raised.
+        copy: Return a deep copy of the observations (as ``SyncVectorEnv(copy=True)``).
+        **env_kwargs: Constructor kwargs for every sub-env.
+
+    Raises:
+        DependencyNotInstalled: Ray is not installed (``pip install 'arl-envs[ray]'``).
+        ValueError: ``num_envs`` or ``envs_per_actor`` < 1, or ``shared_retriever``
+            with a non-search id.
+        RuntimeError: Actors disagree on spaces. Env construction errors inside an actor are re-raised
+            (as Ray's ``RayActorError`` carrying the cause).
+
+    Example::
+
+        import ray, arl_envs
+        ray.init(address="auto")              # or nothing: a local Ray starts on first use
+        venv = arl_envs.make_vec("arl/math.arithmetic-v0", 64, mode="ray", envs_per_actor=16,
+                                 actor_options={"num_cpus": 1})
+        obs, info = venv.reset(seed=0)
+        venv.step_async(actions); ...; obs, rew, term, trunc, info = venv.step_wait()
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        envs_per_actor: int = 1,
+        actor_options: dict[str, Any] | None = None,
+        shared_retriever: bool = False,
+        retriever_options: dict[str, Any] | None = None,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        copy: bool = True,
+        **env_kwargs: Any,
+    ) -> None:
+        ray = import_ray()
+        super().__init__()
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if envs_per_actor < 1:
+            raise ValueError(f"envs_per_actor must be >= 1, got {envs_per_actor}")
+        if max_restarts < 0:
+            raise ValueError(f"max_restarts must be >= 0, got {max_restarts}")
+        self._ray = ray
+        if not ray.is_initialized():
+            ray.init()
+        if not env_id.startswith("arl_envs:") and env_id.startswith("arl/"):
+            env_id = f"arl_envs:{env_id}"
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs)
+        self.num_envs = num_envs
+        self.envs_per_actor = envs_per_actor
+        self.autoreset_mode = AutoresetMode.NEXT_STEP
+        self.copy = copy
+        self.max_restarts = max_restarts
+        self.actor_options = {"num_cpus": DEFAULT_ACTOR_CPUS, **(actor_options or {}),
+                              "max_restarts": 0, "max_task_retries": 0}
+        self._slices = [list(range(start, min(start + envs_per_actor, num_envs)))
+                        for start in range(0, num_envs, envs_per_actor)]
+        self._actor_of = np.repeat(np.arange(len(self._slices)), [len(s) for s in self._slices])
+
+        self._retrievers: list[Any] = []
+        self._retriever_name: str | None = None
+        if shared_retriever:
+            import arl_envs  # noqa: F401 - the id table, to read the search env's defaults
+
+            self._start_retrievers(shared_retriever_config(env_id.removeprefix("arl_envs:"), self.env_kwargs),
+                                   retriever_options)
+
+        self._worker_cls = ray.remote(EnvWorker)
+        self._actors: list[Any] = [self._new_actor(k) for k in range(len(self._slices))]
+        self.actor_restarts = np.zeros(len(self._slices), dtype=np.int64)
+        spaces = ray.get([a.spaces.remote() for a in self._actors])
+        obs_space, act_space, metadata, render_mode = spaces[0]
+        for other in spaces[1:]:
+            if other[0] != obs_space or other[1] != act_space:
+                raise RuntimeError("actors report different observation/action spaces")
+        self.single_observation_space = obs_space
+        self.single_action_space = act_space
+        self.observation_space = batch_space(obs_space, num_envs)
+        self.action_space = batch_space(act_space, num_envs)
+        self.metadata = dict(metadata)
+        self.metadata["autoreset_mode"] = self.autoreset_mode
+        self.render_mode = render_mode
+
+        self._env_obs: list[Any] = [None] * num_envs
+        self._observations = create_empty_array(obs_space, n=num_envs, fn=np.zeros)
+        self._autoreset_envs = np.zeros(num_envs, dtype=np.bool_)
+        self._reset_seeds: list[int | None] = [None] * num_envs  # seeds of the pending autoresets
+        self._episode_seeds: list[int | None] = [None] * num_envs  # seed of each sub-env's last explicit reset
+        self._last_info: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+        self._pending: tuple[str, list[Any], Any] | None = None  # ("step" | "reset", refs, context)
+        # Counters (driver side): what the trainer was shown; and what the live worker must have done.
+        self._started = np.zeros(num_envs, dtype=np.int64)
+        self._finished = np.zeros(num_envs, dtype=np.int64)
+        self._env_errors = np.zeros(num_envs, dtype=np.int64)
+        self._env_restarts = np.zeros(num_envs, dtype=np.int64)
+        self._worker_resets = np.zeros(num_envs, dtype=np.int64)
+        self._worker_steps = np.zeros(num_envs, dtype=np.int64)
+        self.closed = False
+
+    # ------------------------------------------------------------------ actors
+    def _new_actor(self, k: int) -> Any:
+        return self._worker_cls.options(**self.actor_options).remote(
+            self.env_id, len(self._slices[k]), self.env_kwargs, self._retriever_name)
+
+    def _start_retrievers(self, config: dict[str, Any], options: dict[str, Any] | None) -> None:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self._ray
+        digest = hashlib.sha1(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
+        self._retriever_name = f"arl-retriever-{digest}"
+        service = ray.remote(RetrieverService)
+        opts = {"num_cpus": DEFAULT_RETRIEVER_CPUS, **(options or {})}
+        for node in ray.nodes():
+            if not node.get("Alive") or node.get("Resources", {}).get("CPU", 0) <= 0:
+                continue
+            self._retrievers.append(service.options(
+                name=_service_name(self._retriever_name, node["NodeID"]), get_if_exists=True,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False), **opts,
+            ).remote(config))
+        ray.get([r.url.remote() for r in self._retrievers])  # built and listening before any env asks
+
+    def _replace_actor(self, k: int, cause: BaseException) -> None:
+        """Kill what is left of actor ``k`` and start a new one (same arguments)."""
+        if self.actor_restarts[k] >= self.max_restarts:
+            raise ActorRestartsExhausted(
+                f"env actor {k} (sub-envs {self._slices[k]}) died {self.actor_restarts[k] + 1} times; "
+                f"max_restarts={self.max_restarts}. Last error: {cause}") from cause
+        with contextlib.suppress(Exception):  # already gone is fine
+            self._ray.kill(self._actors[k], no_restart=True)
+        self._actors[k] = self._new_actor(k)
+        self.actor_restarts[k] += 1
+        for i in self._slices[k]:
+            self._env_restarts[i] += 1
+            self._worker_resets[i] = 0
+            self._worker_steps[i] = 0
+
+    def _restart_seed(self, i: int) -> int | None:
+        """Seed for sub-env ``i``'s first reset on a replacement actor: derived from its last reset seed and its
+        restart count (deterministic), None if it was reset without a seed."""
+        base = self._episode_seeds[i]
+        if base is None:
+            return None
+        seq = np.random.SeedSequence([int(base) & 0xFFFFFFFF, int(self._env_restarts[i])])
+        return int(seq.generate_state(1, dtype=np.uint32)[0])
+
+    def _get(self, refs: list[Any]) -> list[Any]:
+        """``ray.get`` of every ref; a dead actor's ref yields its ``RayActorError`` instead of raising."""
+        try:
+            return list(self._ray.get(refs))  # one blocking call in the common case
+        except self._ray.exceptions.RayActorError:
+            pass
+        out = []
+        for ref in refs:
+            try:
+                out.append(self._ray.get(ref))
+            except self._ray.exceptions.RayActorError as exc:
+                out.append(exc)
+        return out
+
+    # ------------------------------------------------------------------ reset
+    def reset_async(self, seed: int | Sequence[int | None] | None = None,
+                    options: dict[str, Any] | None = None) -> None:
+        """Send a reset to every actor (or to the sub-envs of ``options["reset_mask"]``); collect it with
+        :meth:`reset_wait`. Seeds as :meth:`reset`.
+
+        Raises:
+            RuntimeError: A call is already pending.
+            ValueError, TypeError: A seed list of the wrong length, or a malformed ``reset_mask`` (as Gymnasium).
+        """
+        self._check_idle()
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, int):
+            seeds = [seed + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"If seeds are passed as a list the length must match num_envs={self.num_envs} but "
+                             f"got length={len(seeds)}.")
+        options = dict(options) if options is not None else None
+        mask = np.ones(self.num_envs, dtype=np.bool_)
+        if options is not None and "reset_mask" in options:
+            mask = options.pop("reset_mask")
+            if not isinstance(mask, np.ndarray):
+                raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+            if mask.shape != (self.num_envs,):
+                raise ValueError(f"`options['reset_mask']` must have shape `({self.num_envs},)`, got {mask.shape}")
+            if mask.dtype != np.bool_:
+                raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
+            if not np.any(mask):
+                raise ValueError("`options['reset_mask']` must contain a boolean array with at least one True value")
+        refs = [self._reset_call(k, seeds, options, mask) for k in range(len(self._slices))]
+        self._pending = ("reset", refs, (seeds, options, mask))
+
+    def _reset_call(self, k: int, seeds: list[int | None], options: dict[str, Any] | None, mask: np.ndarray) -> Any:
+        idx = self._slices[k]
+        return self._actors[k].reset.remote([seeds[i] for i in idx], options, [bool(mask[i]) for i in idx])
+
+    def _reset_until_alive(self, k: int, res: Any, seeds: list[int | None], options: dict[str, Any] | None,
+                           mask: np.ndarray) -> list[Any]:
+        """``res`` (actor ``k``'s reset results), or, while it is a dead actor's error, the same reset on a
+        replacement actor (bounded by ``max_restarts``)."""
+        while isinstance(res, BaseException):
+            self._replace_actor(k, res)
+            res = self._get([self._reset_call(k, seeds, options, mask)])[0]
+        return res
+
+    def reset_wait(self) -> tuple[Any, dict[str, Any]]:
+        """Results of :meth:`reset_async`: ``(observations, infos)``.
+
+        A reset that meets a dead actor replaces it and resets again with the same seeds (nothing was shown yet).
+
+        Raises:
+            RuntimeError: No reset pending. ActorRestartsExhausted: See ``max_restarts``.
+        """
+        refs = self._take_pending("reset")
+        return self._finish_reset(self._get(refs))
+
+    async def areset(self, seed: int | Sequence[int | None] | None = None,
+                     options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Awaitable :meth:`reset` (the actors' results are awaited, not blocked on)."""
+        self.reset_async(seed=seed, options=options)
+        refs = self._take_pending("reset")
+        return self._finish_reset(await self._gather(refs))
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset the sub-envs (all, or those of ``options["reset_mask"]``) and return ``(observations, infos)``.
+
+        Args:
+            seed: None (random), an int ``s`` (sub-env ``i`` gets ``s + i``) or one seed per sub-env.
+            options: Passed to every sub-env's ``reset`` (``reset_mask`` is the vector env's own, as Gymnasium).
+        """
+        self.reset_async(seed=seed, options=options)
+        return self.reset_wait()
+
+    def _finish_reset(self, results: list[Any]) -> tuple[Any, dict[str, Any]]:
+        seeds, options, mask = self._context
+        results = [self._reset_until_alive(k, res, seeds, options, mask) for k, res in enumerate(results)]
+        infos: dict[str, Any] = {}
+        for k, res in enumerate(results):
+            for j, i in enumerate(self._slices[k]):
+                if res[j] is None:
+                    continue
+                self._env_obs[i], env_info = res[j]
+                infos = self._add_info(infos, env_info, i)
+                self._record_reset(i, env_info, seeds[i], explicit=True)
+                self._autoreset_envs[i] = False
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        return (deepcopy(self._observations) if self.copy else self._observations), infos
+
+    def _record_reset(self, i: int, info: dict[str, Any], seed: int | None, explicit: bool = False) -> None:
+        """Count a reset shown for sub-env ``i``; an explicit or restart seed becomes the base of later restart
+        seeds (a plain autoreset, seed None, keeps the previous base)."""
+        self._started[i] += 1
+        self._worker_resets[i] += 1
+        if explicit or seed is not None:
+            self._episode_seeds[i] = seed
+        self._reset_seeds[i] = None
+        self._last_info[i] = info
+
+    # ------------------------------------------------------------------ step
+    def step_async(self, actions: Any) -> None:
+        """Send one step to every actor; collect it with :meth:`step_wait`.
+
+        Args:
+            actions: One action per sub-env (any sequence of ``num_envs`` strings).
+
+        Raises:
+            RuntimeError: A call is already pending. ValueError: Wrong number of actions.
+        """
+        self._check_idle()
+        actions = list(actions)
+        if len(actions) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
+        reset_first = self._autoreset_envs.copy()
+        refs = []
+        for k, idx in enumerate(self._slices):
+            refs.append(self._actors[k].step.remote([actions[i] for i in idx], [bool(reset_first[i]) for i in idx],
+                                                    [self._reset_seeds[i] for i in idx]))
+        self._pending = ("step", refs, reset_first)
+
+    def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Results of :meth:`step_async`: ``(observations, rewards, terminations, truncations, infos)``.
+
+        Args:
+            timeout: Seconds to wait for all actors; None waits as long as it takes.
+
+        Raises:
+            TimeoutError: Not every actor answered within ``timeout`` (the step stays pending; call again).
+            RuntimeError: No step pending. ActorRestartsExhausted: See ``max_restarts``.
+        """
+        if timeout is not None and self._pending is not None and self._pending[0] == "step":
+            ready, _ = self._ray.wait(self._pending[1], num_returns=len(self._pending[1]), timeout=timeout)
+            if len(ready) < len(self._pending[1]):
+                raise TimeoutError(f"{len(self._pending[1]) - len(ready)} env actors did not answer in {timeout} s")
+        refs = self._take_pending("step")
+        return self._finish_step(self._get(refs))
+
+    async def astep(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Awaitable :meth:`step`: other coroutines (generation, other vector envs) run while the actors step."""
+        self.step_async(actions)
+        refs = self._take_pending("step")
+        return self._finish_step(await self._gather(refs))
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Step every sub-env (next-step autoreset); see :meth:`step_async` for ``actions``."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def _finish_step(self, results: list[Any]) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        reset_first = self._context
+        n = self.num_envs
+        rewards = np.zeros(n, dtype=np.float64)
+        terms = np.zeros(n, dtype=np.bool_)
+        truncs = np.zeros(n, dtype=np.bool_)
+        per_env: list[tuple[Any, float, bool, bool, dict[str, Any]] | None] = [None] * n
+        for k, res in enumerate(results):
+            if isinstance(res, BaseException):
+                self._recover_step(k, res, reset_first, per_env)
+                continue
+            for j, i in enumerate(self._slices[k]):
+                per_env[i] = res[j]
+                if reset_first[i]:
+                    self._record_reset(i, res[j][4], self._reset_seeds[i])
+                else:
+                    self._worker_steps[i] += 1
+        infos: dict[str, Any] = {}
+        for i, entry in enumerate(per_env):
+            assert entry is not None
+            self._env_obs[i], rewards[i], terms[i], truncs[i], env_info = entry
+            infos = self._add_info(infos, env_info, i)
+            self._last_info[i] = env_info
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        done = np.logical_or(terms, truncs)
+        self._finished += done
+        self._autoreset_envs = done
+        return ((deepcopy(self._observations) if self.copy else self._observations),
+                rewards, terms, truncs, infos)
+
+    def _recover_step(self, k: int, exc: BaseException, reset_first: np.ndarray,
+                      per_env: list[Any]) -> None:
+        """Actor ``k`` died during a step: replace it; its mid-episode sub-envs end with ``env_error``."""
+        self._replace_actor(k, exc)
+        message = (f"env actor {k} died ({type(exc).__name__}); replaced by a fresh actor, the episode is cut "
+                   f"and the next step resets this sub-env")
+        for i in self._slices[k]:
+            self._reset_seeds[i] = self._restart_seed(i)
+        to_reset = [i for i in self._slices[k] if reset_first[i]]
+        if to_reset:  # no episode was in progress: reset on the new actor now, as the step would have
+            seeds = list(self._reset_seeds)
+            mask = np.zeros(self.num_envs, dtype=np.bool_)
+            mask[to_reset] = True
+            res = self._reset_until_alive(k, self._get([self._reset_call(k, seeds, None, mask)])[0], seeds, None, mask)
+            for j, i in enumerate(self._slices[k]):
+                if res[j] is not None:
+                    obs, info = res[j]
+                    self._record_reset(i, info, seeds[i])
+                    per_env[i] = (obs, 0.0, False, False, info)
+        for i in self._slices[k]:
+            if per_env[i] is not None:
+                continue
+            last = self._last_info[i]
+            info = {"task_id": last.get("task_id"), "turn": int(last.get("turn", 0)) + 1, "reward_components": {},
+                    "action_error": None, "tool_calls": [], "success": False, "env_error": message}
+            self._env_errors[i] += 1
+            per_env[i] = (self._env_obs[i], 0.0, False, True, info)
+
+    # ------------------------------------------------------------------ helpers
+    def _check_idle(self) -> None:
+        if self.closed:
+            raise RuntimeError("the vector env is closed")
+        if self._pending is not None:
+            raise RuntimeError(f"a {self._pending[0]} is pending: call {self._pending[0]}_wait() first")
+
+    def _take_pending(self, kind: str) -> list[Any]:
+        if self._pending is None or self._pending[0] != kind:
+            raise RuntimeError(f"no {kind} pending: call {kind}_async() first")
+        _, refs, self._context = self._pending
+        self._pending = None
+        return refs
+
+    async def _gather(self, refs: list[Any]) -> list[Any]:
+        errors = self._ray.exceptions.RayActorError
+        out = await asyncio.gather(*refs, return_exceptions=True)
+        for res in out:
+            if isinstance(res, BaseException) and not isinstance(res, errors):
+                raise res
+        return list(out)
+
+    # ------------------------------------------------------------------ counters, attributes
+    def episode_counters(self) -> dict[str, np.ndarray]:
+        """Per sub-env (``int64[num_envs]``): ``started`` (resets shown), ``finished`` (episodes ended by a flag),
+        ``env_errors`` (steps cut by a dead actor), ``restarts`` (actor replacements of its slot)."""
+        return {"started": self._started.copy(), "finished": self._finished.copy(),
+                "env_errors": self._env_errors.copy(), "restarts": self._env_restarts.copy()}
+
+    def worker_counters(self) -> dict[str, np.ndarray]:
+        """What the live actors did vs what the driver expects, per sub-env (``int64[num_envs]``):
+        ``resets``/``steps`` counted by the actor since it was built and ``expected_resets``/``expected_steps``
+        counted by the driver since that actor's start; ``pid`` of the actor process. Equal pairs mean no step
+        was lost or applied twice."""
+        self._check_idle()
+        rows = self._ray.get([a.counters.remote() for a in self._actors])
+        out = {key: np.concatenate([np.asarray(r[key], dtype=np.int64) for r in rows]) for key in ("resets", "steps", "pid")}
+        out["expected_resets"] = self._worker_resets.copy()
+        out["expected_steps"] = self._worker_steps.copy()
+        return out
+
+    @property
+    def actors(self) -> list[Any]:
+        """The live env actor handles (actor ``k`` holds sub-envs ``k * envs_per_actor ...``)."""
+        return list(self._actors)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """``getattr(env, name)(*args, **kwargs)`` on every sub-env (the attribute if not callable), in order."""
+        self._check_idle()
+        rows = self._ray.get([a.call.remote(name, args, kwargs) for a in self._actors])
+        return tuple(x for row in rows for x in row)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every sub-env, in order."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """Set ``name`` on every sub-env: one value per sub-env, or one value for all."""
+        self._check_idle()
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(f"values must have length num_envs={self.num_envs}, got {len(values)}")
+        self._ray.get([a.set_attr.remote(name, [values[i] for i in idx])
+                       for a, idx in zip(self._actors, self._slices, strict=True)])
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Every sub-env's ``render()``, in order."""
+        return self.call("render")
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close the envs inside the actors (sandboxes, browsers), then kill the actors and retrievers."""
+        ray = self._ray
+        self._pending = None
+        with contextlib.suppress(Exception):  # a dead actor has nothing left to close
+            ray.wait([a.close.remote() for a in self._actors], num_returns=len(self._actors), timeout=CLOSE_TIMEOUT_S)
+        for handle in [*self._actors, *self._retrievers]:
+            with contextlib.suppress(Exception):
+                ray.kill(handle, no_restart=True)
+        self._actors, self._retrievers = [], []
