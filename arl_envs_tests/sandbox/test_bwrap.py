@@ -242,3 +242,18 @@ def test_state_tree_removal_survives_deep_and_locked_trees(tmp_path) -> None:
     _remove_tree(state)
     assert not state.exists() and (outside / "keep.txt").read_text() == "keep"
     _remove_tree(state)  # gone already: nothing happens
+
+
+def test_seccomp_probe_tells_the_filter_apart() -> None:
+    """The battery's seccomp probe fails without the filter (so its EPERM checks can fail), passes with it."""
+    from arl_envs.sandbox.bwrap import BwrapSandbox
+    from arl_envs_tests.sandbox.test_security import check_seccomp_probe, seccomp_probe_code
+
+    code = seccomp_probe_code()
+    with BwrapSandbox(seccomp=False) as sb:
+        result = sb.run(code=code)
+        assert result.ok and "seccomp=0" in result.stdout and "unshare(0x0)=0" in result.stdout, result
+        with pytest.raises(AssertionError):
+            check_seccomp_probe(result, "bwrap")
+    with BwrapSandbox() as sb:
+        check_seccomp_probe(sb.run(code=code), "bwrap")
