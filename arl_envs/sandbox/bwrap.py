@@ -46,31 +46,45 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import errno
 import fcntl
-import json
 import os
 import resource
 import secrets
-import select
-import selectors
 import shlex
 import shutil
-import socket
-import stat
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from arl_envs.core.errors import SandboxUnavailable
+from arl_envs.sandbox._bwrap_fs import (  # noqa: F401 - _readable_by, _remove_tree, sweep_...: public paths
+    ETC_COPIES,
+    ETC_TMPFS_MB,
+    SANDBOX_UID,
+    STATE_DIR_NAME,
+    WORKDIR_MODE,
+    _copy_etc_entry,
+    _is_mountpoint,
+    _mount_tmpfs,
+    _open_beneath,
+    _readable_by,
+    _remove_tree,
+    _state_root,
+    _umount,
+    _umount_state,
+    sweep_stale_state,
+)
+from arl_envs.sandbox._bwrap_spawner import (
+    REAP_TIMEOUT_S,
+    SPAWN_ENV,
+    _BwrapProcess,
+    _parse_json_stream,
+    _read_until_eof,
+    _Spawner,
+)
 from arl_envs.sandbox.base import (
     MIB,
-    READ_CHUNK,
     WORKDIR,
     ExecResult,
     Limits,
@@ -90,17 +104,11 @@ BWRAP_INSTALL_HINT = (
 )
 #: Host uid/gid the sandbox runs as when we are root (65534 = ``nobody`` on Debian).
 DEFAULT_HOST_UID = 65534
-#: uid/gid of the program inside the sandbox (matches the Docker image's ``sandbox`` user).
-SANDBOX_UID = 1000
-#: Mode of the work directory root (owned by the sandbox user), restored by the host before every run.
-WORKDIR_MODE = 0o700
 #: Default size of the per-episode work directory tmpfs, MiB.
 DEFAULT_WORKDIR_MB = 256
 #: Size of the per-run ``/tmp`` and ``/dev/shm`` tmpfs mounts, MiB (``/`` and the rest of ``/dev`` are read-only,
 #: so these and ``/work`` are all a run can write, with or without a memory cgroup).
 TMP_MB = 64
-#: Size of the sandbox's own ``/etc`` tmpfs (root only), MiB.
-ETC_TMPFS_MB = 16
 #: Open-file limit inside the sandbox (RLIMIT_NOFILE).
 MAX_OPEN_FILES = 1024
 #: Virtual memory allowed on top of ``memory_mb`` when RLIMIT_AS replaces the memory cgroup, MiB
@@ -108,14 +116,8 @@ MAX_OPEN_FILES = 1024
 RLIMIT_AS_SLACK_MB = 256
 #: ``ulimit -f`` counts 512-byte blocks.
 ULIMIT_BLOCK_BYTES = 512
-#: Grace after the deadline for reaping a killed run, seconds.
-REAP_TIMEOUT_S = 5.0
 #: Exit code of a run whose ``files`` could not be written (shell convention for "cannot execute").
 FILES_FAILED_EXIT = 126
-#: Source of the per-sandbox spawner process.
-SPAWNER_SOURCE = (Path(__file__).parent / "_spawner_main.py").read_text()
-#: Seconds to wait for the spawner to start or answer.
-SPAWNER_TIMEOUT_S = 30.0
 #: Memory (MiB) and pids added to a sandbox cgroup's limits for the spawner process living in it.
 SPAWNER_MEMORY_MB = 32
 SPAWNER_PIDS = 2
@@ -123,34 +125,16 @@ SPAWNER_PIDS = 2
 #: and the program on 0-4).
 SPAWN_STATUS_FD = 3
 SPAWN_SECCOMP_FD = 4
-#: Environment of the spawned setpriv/bwrap (bwrap --clearenv sets the sandbox's own).
-SPAWN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 #: Pause between sweeps killing a finished run's leftovers, seconds.
 KILL_SWEEP_PAUSE_S = 0.002
 #: Exit code of our launcher script when it could not attach the cgroup or set rlimits.
 LAUNCHER_FAILED_EXIT = 125
 #: Host directories whose symlink-or-directory shape is mirrored inside (merged-/usr or not).
 USR_ALIASES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
-#: Host ``/etc`` entries copied (files) or re-created (symlinks, directories of symlinks) into the sandbox's own
-#: read-only ``/etc``: linker cache, ``alternatives`` symlinks (``/usr/bin/awk`` -> ``/etc/alternatives/awk``),
-#: time zone, MIME types, Debian's Python site customisation. Nothing with secrets; one bind instead of many.
-ETC_COPIES = ("alternatives", "ld.so.cache", "localtime", "mime.types", "python3", "python3.11")
-#: Largest ``/etc`` file we copy, bytes (guards against surprises in ETC_COPIES).
-ETC_COPY_MAX_BYTES = 4 * MIB
 #: Where extra site-packages directories appear inside the sandbox (suffixed by an index).
 SITE_PACKAGES_MOUNT = "/opt/arl/site-packages"
-#: Directory (under the system temp dir) holding per-sandbox state: ``<token>/{work,etc,lock}``.
-STATE_DIR_NAME = "arl-sandbox"
-#: State directories younger than this (seconds) are never swept.
-STALE_MIN_AGE_S = 60.0
-#: Linux mount flags (include/uapi/linux/mount.h).
-MS_NOSUID, MS_NODEV = 2, 4
-#: umount2 flag: lazy detach.
-MNT_DETACH = 2
 #: Default PATH inside.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def find_bwrap(path: str | None = None) -> str:
@@ -179,471 +163,6 @@ def _default_python() -> str:
     if os.access("/usr/bin/python3", os.X_OK):
         return "/usr/bin/python3"
     return os.path.realpath(sys.executable)
-
-
-def _mount_tmpfs(target: str, size_mb: int, uid: int, gid: int, mode: int = 0o700) -> None:
-    opts = f"size={int(size_mb)}m,mode={mode:04o},uid={uid},gid={gid}".encode()
-    if _libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
-
-
-def _umount(target: str) -> None:
-    _libc.umount2(target.encode(), MNT_DETACH)
-
-
-def _is_mountpoint(path: str) -> bool:
-    return os.path.ismount(path)
-
-
-def _state_root() -> Path:
-    root = Path(tempfile.gettempdir()) / STATE_DIR_NAME
-    root.mkdir(mode=0o711, exist_ok=True)
-    return root
-
-
-def sweep_stale_state() -> int:
-    """Remove work directories of dead processes (their lock file is no longer held).
-
-    Returns:
-        Number of state directories removed.
-    """
-    removed = 0
-    root = _state_root()
-    now = time.time()
-    for entry in root.iterdir():
-        try:
-            if now - entry.stat().st_mtime < STALE_MIN_AGE_S:
-                continue  # may be a sandbox of another process between mkdir and flock
-        except OSError:
-            continue
-        lock = entry / "lock"
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # alive
-        _umount_state(entry)
-        _remove_tree(entry)
-        os.close(fd)
-        removed += 1
-    return removed
-
-
-def _remove_tree(path: Path) -> None:
-    """Delete a state directory whose work dir the sandbox shaped (never raises; symlinks are not followed).
-
-    Without root the work dir is a plain directory holding the sandbox's tree, which may be deeper than the
-    recursion limit (``shutil.rmtree`` raised ``RecursionError`` on 1,200 nested directories, even with
-    ``ignore_errors``) or hold directories locked with ``chmod 000``: GNU ``chmod -R`` and ``rm -rf`` walk
-    iteratively and never follow links (what the Docker backend's wipe does too).
-    """
-    if not os.path.lexists(path):
-        return
-    for argv in (["chmod", "-R", "u+rwx", "--", str(path)], ["rm", "-rf", "--", str(path)]):
-        with contextlib.suppress(OSError):
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-
-
-def _umount_state(state: Path) -> None:
-    """Detach the tmpfs mounts of a state directory (``work``, ``etc``), if mounted."""
-    for name in ("work", "etc"):
-        if _is_mountpoint(str(state / name)):
-            _umount(str(state / name))
-
-
-def _open_beneath(root: Path, rel: str, *, write: bool, owner: tuple[int, int] | None) -> int:
-    """Open ``root/rel`` without following any symlink (the sandbox may have planted some).
-
-    Walks the path one directory at a time with ``O_NOFOLLOW`` relative to the previous directory's fd, so
-    neither a symlinked parent nor a symlinked file can redirect a host-side (root) write or read outside
-    ``root``, even if the sandbox swaps entries concurrently. Every open is ``O_NONBLOCK`` and only a regular
-    file is accepted at the final name, so a FIFO (or any other special file) the sandbox planted cannot block
-    the host. For writes, missing parents are created and a symlink at the final name is replaced; new entries
-    are chowned to ``owner``.
-
-    Returns:
-        An open file descriptor of a regular file (write: truncated, write-only; read: read-only).
-
-    Raises:
-        OSError: a component is a symlink or not a directory, the final name is not a regular file, or the file
-            cannot be opened.
-    """
-    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    fd = os.open(root, dir_flags)
-    try:
-        parts = rel.split("/")
-        for part in parts[:-1]:
-            if write:
-                try:
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                    if owner is not None:
-                        os.chown(part, *owner, dir_fd=fd, follow_symlinks=False)
-                except FileExistsError:
-                    pass
-            next_fd = os.open(part, dir_flags, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-        name = parts[-1]
-        if not write:
-            return _regular_file(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd))
-        try:  # no O_TRUNC yet: a special file must be refused before anything happens to it
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            os.unlink(name, dir_fd=fd)  # a planted symlink: replace it by a regular file
-        elif st is not None and not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, f"{rel!r} exists and is not a regular file")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-        file_fd = _regular_file(os.open(name, flags, 0o644, dir_fd=fd))  # swapped since the stat: refused
-        os.ftruncate(file_fd, 0)
-        if owner is not None:
-            os.fchown(file_fd, *owner)
-        return file_fd
-    finally:
-        os.close(fd)
-
-
-def _regular_file(fd: int) -> int:
-    """``fd`` if it is a regular file (blocking mode restored), else close it and raise OSError."""
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file")
-    os.set_blocking(fd, True)
-    return fd
-
-
-def _readable_by(path: str, uid: int, gid: int) -> bool:
-    """Whether ``uid``/``gid`` (no supplementary groups) can reach and read ``path`` (mode bits only)."""
-
-    def allowed(st: os.stat_result, bit: int) -> bool:
-        if uid == 0:
-            return True
-        if st.st_uid == uid:
-            return bool(st.st_mode & (bit << 6))
-        if st.st_gid == gid:
-            return bool(st.st_mode & (bit << 3))
-        return bool(st.st_mode & bit)
-
-    target = Path(os.path.realpath(path))
-    try:
-        for parent in reversed(target.parents):
-            if not allowed(parent.stat(), 0o1):  # search permission on every ancestor
-                return False
-        st = target.stat()
-    except OSError:
-        return False
-    return allowed(st, 0o4) and (not stat.S_ISDIR(st.st_mode) or allowed(st, 0o1))
-
-
-def _read_until_eof(fd: int, deadline: float) -> tuple[bool, bytes]:
-    """Read ``fd`` until EOF or ``deadline``: ``(reached EOF, data)``."""
-    chunks = []
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False, b"".join(chunks)
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            return False, b"".join(chunks)
-        data = os.read(fd, READ_CHUNK)
-        if not data:
-            return True, b"".join(chunks)
-        chunks.append(data)
-
-
-def _parse_json_stream(data: bytes) -> dict[str, int]:
-    """Merge the integer fields of the JSON objects bwrap writes to ``--json-status-fd``."""
-    merged: dict[str, int] = {}
-    decoder = json.JSONDecoder()
-    text = data.decode(errors="replace")
-    idx = 0
-    while idx < len(text):
-        while idx < len(text) and text[idx].isspace():
-            idx += 1
-        if idx >= len(text):
-            break
-        try:
-            obj, idx = decoder.raw_decode(text, idx)
-        except ValueError:
-            break
-        if isinstance(obj, dict):
-            merged.update({k: v for k, v in obj.items() if isinstance(v, int) and not isinstance(v, bool)})
-    return merged
-
-
-def _copy_etc_entry(src: Path, dest: Path) -> None:
-    """Copy a regular file, re-create a symlink, or recurse into a directory (missing sources are skipped)."""
-    if src.is_symlink():
-        os.symlink(os.readlink(src), dest)
-    elif src.is_dir():
-        dest.mkdir(mode=0o755)
-        for child in src.iterdir():
-            _copy_etc_entry(child, dest / child.name)
-    elif src.is_file() and src.stat().st_size <= ETC_COPY_MAX_BYTES:
-        shutil.copyfile(src, dest)
-        dest.chmod(0o644)
-
-
-def _args_via_fd(argv: list[str], bwrap: str) -> tuple[list[str], int]:
-    """``argv`` with bwrap's options moved into a memfd read by ``bwrap --args FD``.
-
-    bwrap's reaper is pid 1 of a session's pid namespace, and ``/proc/1/cmdline`` would show its options
-    (host paths of the state directory, binds); this way it shows ``bwrap --args N -- <command>`` only (bwrap
-    wants the command itself on its command line).
-
-    Returns:
-        The new argv and the memfd (the caller passes it to the child and closes it).
-    """
-    i = argv.index(bwrap)
-    end = argv.index("--", i)
-    fd = os.memfd_create("bwrap-args")
-    data = b"".join(a.encode() + b"\0" for a in argv[i + 1 : end])
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return [*argv[: i + 1], "--args", str(fd), *argv[end:]], fd
-
-
-class _BwrapProcess(SessionProcess):
-    """One started bwrap process tree with its cgroup, pipes and status channel."""
-
-    def __init__(
-        self,
-        argv_builder: Callable[[int, int | None], list[str]],
-        cgroup: RunCgroup | None,
-        stdin: bool,
-        bwrap: str,
-        seccomp_program: bytes | None,
-    ) -> None:
-        self.cgroup = cgroup
-        self.start = time.monotonic()
-        seccomp_fd = bpf_fd(seccomp_program) if seccomp_program is not None else None
-        status_r, status_w = os.pipe()
-        try:
-            argv, args_fd = _args_via_fd(argv_builder(status_w, seccomp_fd), bwrap)
-        except BaseException:
-            for fd in (status_r, status_w, seccomp_fd):
-                if fd is not None:
-                    os.close(fd)
-            raise
-        extra_fds = () if seccomp_fd is None else (seccomp_fd,)
-        try:
-            self.proc = subprocess.Popen(  # noqa: S603 - argv built by us; no host shell sees user input
-                argv,
-                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(status_w, args_fd, *extra_fds),
-                start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                cwd="/",  # else the launcher shell exports the host cwd as PWD (visible in /proc/1/environ)
-            )
-        except BaseException:
-            os.close(status_r)
-            os.close(status_w)
-            raise
-        finally:
-            os.close(args_fd)
-            for fd in extra_fds:
-                os.close(fd)
-        os.close(status_w)
-        self._status_r = status_r
-        self._status_text = b""
-        self._sel: selectors.BaseSelector | None = None
-        self._stdout_eof = False
-        self._finished = False
-        self._lock = threading.Lock()
-        self.status: dict[str, int] = {}
-        self.oom = False
-        self.cpu: float | None = None
-
-    # -- status ------------------------------------------------------------------------------------------
-    def _read_status(self) -> dict[str, int]:
-        """Parse bwrap's ``--json-status-fd`` stream (``child-pid`` at start, ``exit-code`` at the end)."""
-        if self._status_r >= 0:
-            with contextlib.suppress(OSError):
-                os.set_blocking(self._status_r, False)
-                while True:
-                    data = os.read(self._status_r, READ_CHUNK)
-                    if not data:
-                        break
-                    self._status_text += data
-        return _parse_json_stream(self._status_text)
-
-    # -- SessionProcess API ------------------------------------------------------------------------------
-    def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def recv(self, timeout_s: float) -> tuple[int, bytes] | None:
-        if self._sel is None:
-            self._sel = selectors.DefaultSelector()
-            self._sel.register(self.proc.stdout, selectors.EVENT_READ, 1)  # type: ignore[arg-type]
-            self._sel.register(self.proc.stderr, selectors.EVENT_READ, 2)  # type: ignore[arg-type]
-        if self._stdout_eof:
-            return 0, b""
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            events = self._sel.select(max(0.0, deadline - time.monotonic()))
-            if not events:
-                return None
-            for key, _ in events:
-                data = os.read(key.fd, READ_CHUNK)
-                if data:
-                    return key.data, data
-                self._sel.unregister(key.fileobj)
-                if key.data == 1:
-                    self._stdout_eof = True
-                    return 0, b""
-
-    def kill(self) -> None:
-        with self._lock:
-            if self._finished:
-                return
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, 9)
-            if self.cgroup is not None:
-                self.cgroup.kill_all()
-        self.finish()
-
-    def finish(self) -> None:
-        """Reap the process, empty and remove the cgroup, close pipes (idempotent)."""
-        with self._lock:
-            if self._finished:
-                return
-            try:
-                self.proc.wait(timeout=REAP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.proc.pid, 9)
-                self.proc.wait()
-            self.status = self._read_status()
-            if self.cgroup is not None:
-                self.oom = self.cgroup.oom_kills() > 0
-                self.cpu = self.cgroup.cpu_time_s()
-                self.cgroup.release()
-            for fh in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-                if fh is not None:
-                    with contextlib.suppress(OSError):
-                        fh.close()
-            if self._sel is not None:
-                self._sel.close()
-            if self._status_r >= 0:
-                os.close(self._status_r)
-                self._status_r = -1
-            self._finished = True
-
-    def exit_status(self) -> tuple[int | None, int | None, bool]:
-        self.finish()
-        if "exit-code" in self.status:
-            code, sig = split_exit_status(self.status["exit-code"])
-        else:
-            code, sig = split_exit_status(self.proc.returncode)
-        return code, sig, self.oom
-
-    def cpu_time_s(self) -> float | None:
-        if self._finished:
-            return self.cpu
-        return self.cgroup.cpu_time_s() if self.cgroup is not None else None
-
-
-class _Spawner:
-    """Host side of the per-sandbox spawner (see :mod:`arl_envs.sandbox._spawner_main`).
-
-    Started once per sandbox inside its cgroups (one migration, then every run inherits the cgroups by
-    fork); also spares the (possibly large) host process a fork per run.
-    """
-
-    def __init__(self, python: str, cgroup: RunCgroup | None) -> None:
-        self.cgroup = cgroup
-        self._lock = threading.Lock()
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        lines = [f"echo $$ > {shlex.quote(f)} || exit 1" for f in (cgroup.procs_files if cgroup else [])]
-        lines.append('exec "$@"')
-        try:
-            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
-                [
-                    "/bin/sh",
-                    "-c",
-                    "\n".join(lines),
-                    "arl-spawner",
-                    python,
-                    "-S",
-                    "-E",
-                    "-c",
-                    SPAWNER_SOURCE,
-                    str(child.fileno()),
-                ],
-                pass_fds=(child.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                cwd="/",
-            )
-        finally:
-            child.close()
-        self.sock = parent
-        self.sock.settimeout(SPAWNER_TIMEOUT_S)
-        try:
-            ready = self.sock.recv(READ_CHUNK)
-        except OSError:
-            ready = b""
-        if not ready:
-            err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-            self.close()
-            raise OSError(f"the sandbox spawner did not start: {err.strip()[-500:]}")
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def spawn(
-        self,
-        argv: list[str],
-        env: dict[str, str],
-        rlimits: list[tuple[int, int]],
-        fds: list[int],
-        ids: tuple[int, int] | None,
-    ) -> int:
-        """Start ``argv`` with ``fds`` as its fds 0-3 (or 0-4), as ``ids`` = (uid, gid) if given; return its pid (= pgid).
-
-        Raises:
-            OSError: the spawner is gone or could not fork.
-        """
-        uid, gid = ids if ids is not None else (None, None)
-        payload = json.dumps({"argv": argv, "env": env, "rlimits": rlimits, "uid": uid, "gid": gid}).encode()
-        with self._lock:
-            socket.send_fds(self.sock, [payload], fds)
-            reply = self.sock.recv(READ_CHUNK)
-        if not reply:
-            raise OSError("the sandbox spawner exited")
-        data = json.loads(reply)
-        if "pid" not in data:
-            raise OSError(f"the sandbox spawner failed: {data.get('error')}")
-        return int(data["pid"])
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=REAP_TIMEOUT_S)
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
 
 
 class BwrapSandbox(Sandbox):
