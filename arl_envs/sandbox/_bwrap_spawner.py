@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -10,6 +11,7 @@ import selectors
 import shlex
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +29,10 @@ from arl_envs.sandbox.seccomp import bpf_fd
 REAP_TIMEOUT_S = 5.0
 #: Source of the per-sandbox spawner process.
 SPAWNER_SOURCE = (Path(__file__).parent / "_spawner_main.py").read_text()
+#: Limits (memory MiB, pids) of a pooled spawner's cgroup until a sandbox takes it and sets its own.
+POOL_SPAWNER_LIMITS = (64, 8)
+#: Pause before the pool retries a spawner that failed to start, seconds.
+POOL_RETRY_S = 1.0
 #: Seconds to wait for the spawner to start or answer.
 SPAWNER_TIMEOUT_S = 30.0
 #: Environment of the spawned setpriv/bwrap (bwrap --clearenv sets the sandbox's own).
@@ -325,3 +331,127 @@ class _Spawner:
             self.proc.stderr.close()
 
 
+
+
+class SpawnerPool:
+    """Spawners started ahead of time in the background, each handed to ONE sandbox and never reused.
+
+    A spawner is trusted host-side code (it forks runs and drops privileges) and holds no sandbox state, so one
+    started a moment earlier is the same as one started on demand; what the pool saves is the interpreter
+    start-up (a ``python -S`` start, ~1x a bare ``python3 -c``) on a fresh sandbox's first run (issue 18). Each
+    pooled spawner sits in a cgroup of its own, created with default limits that the sandbox sets to its own
+    when it takes it. The pool starts on the first sandbox (nothing at import), keeps :attr:`depth` spawners
+    per kind (with or without cgroups) once a kind was asked for, refills from a daemon thread, and kills what
+    is left at interpreter exit. A forked child never uses its parent's pool.
+
+    Args:
+        depth: Ready spawners kept per kind.
+    """
+
+    def __init__(self, depth: int = 2) -> None:
+        self.depth = depth
+        self._cond = threading.Condition()
+        self._ready: dict[bool, list[_Spawner]] = {}
+        self._managers: dict[bool, object] = {}
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._stopped = False
+
+    def take(self, manager: object | None, memory_mb: int, max_processes: int) -> _Spawner:
+        """A started spawner in a cgroup of ``manager`` (None: no cgroup) limited to ``memory_mb``/``max_processes``
+        (the spawner's own share included by the caller).
+
+        Raises:
+            OSError: no spawner could be started.
+        """
+        kind = manager is not None
+        spawner = None
+        with self._cond:
+            if self._pid != os.getpid():  # forked: the parent's spawners are not ours
+                self.__init__(self.depth)  # type: ignore[misc]
+            if not self._managers and not self._stopped:
+                atexit.register(self.close)  # on first use, not at import
+            self._managers[kind] = manager
+            ready = self._ready.setdefault(kind, [])
+            while ready and spawner is None:
+                candidate = ready.pop()
+                if candidate.alive():
+                    spawner = candidate
+                else:
+                    _discard(candidate)
+            self._kick()
+        if spawner is None:
+            return start_spawner(manager, memory_mb, max_processes)
+        if spawner.cgroup is not None:
+            spawner.cgroup.set_limits(memory_mb, max_processes)
+        return spawner
+
+    def _kick(self) -> None:
+        if self._stopped:
+            return
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._refill, name="arl-spawner-pool", daemon=True)
+            self._thread.start()
+        self._cond.notify_all()
+
+    def _refill(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped and all(len(self._ready.get(k, [])) >= self.depth for k in self._managers):
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                kind = next(k for k in self._managers if len(self._ready.get(k, [])) < self.depth)
+                manager = self._managers[kind]
+            try:
+                spawner = start_spawner(manager, *POOL_SPAWNER_LIMITS)
+            except OSError:
+                time.sleep(POOL_RETRY_S)
+                continue
+            with self._cond:
+                if self._stopped or self._pid != os.getpid():
+                    _discard(spawner)
+                    return
+                self._ready.setdefault(kind, []).append(spawner)
+
+    def ready(self) -> list[_Spawner]:
+        """The spawners ready to be handed out now (a snapshot)."""
+        with self._cond:
+            return [s for ready in self._ready.values() for s in ready]
+
+    def close(self) -> None:
+        """Kill every ready spawner and stop refilling (at interpreter exit; idempotent)."""
+        with self._cond:
+            if self._pid != os.getpid():
+                return
+            self._stopped = True
+            spawners = [s for ready in self._ready.values() for s in ready]
+            self._ready.clear()
+            self._cond.notify_all()
+        for spawner in spawners:
+            _discard(spawner)
+
+
+def _discard(spawner: _Spawner) -> None:
+    spawner.close()
+    if spawner.cgroup is not None:
+        spawner.cgroup.release()
+
+
+def start_spawner(manager: object | None, memory_mb: int, max_processes: int) -> _Spawner:
+    """Start a spawner (in a new cgroup of ``manager`` with these limits, when given).
+
+    Raises:
+        OSError: it did not start.
+    """
+    cgroup = manager.create(memory_mb, max_processes) if manager is not None else None  # type: ignore[attr-defined]
+    try:
+        return _Spawner(sys.executable, cgroup)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+
+
+#: The process's spawner pool (starts on first use).
+spawner_pool = SpawnerPool()

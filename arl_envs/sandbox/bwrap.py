@@ -68,11 +68,13 @@ from arl_envs.sandbox._bwrap_fs import (  # noqa: F401 - _readable_by, _remove_t
     _is_mountpoint,
     _mount_tmpfs,
     _open_beneath,
+    SharedEtc,
     _readable_by,
     _remove_tree,
     _state_root,
     _umount,
     _umount_state,
+    remove_state_dir,
     sweep_stale_state,
 )
 from arl_envs.sandbox._bwrap_spawner import (
@@ -82,6 +84,7 @@ from arl_envs.sandbox._bwrap_spawner import (
     _parse_json_stream,
     _read_until_eof,
     _Spawner,
+    spawner_pool,
 )
 from arl_envs.sandbox.base import (
     MIB,
@@ -191,6 +194,7 @@ class BwrapSandbox(Sandbox):
     """
 
     backend = "bwrap"
+    prestarts_sessions = True
     session_owns_pid_namespace = True
 
     def __init__(
@@ -260,23 +264,7 @@ class BwrapSandbox(Sandbox):
         self._state = state
         self._lock_fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        etc = state / "etc"
-        etc.mkdir(mode=0o755)
-        if self.is_root:  # a tmpfs of its own: /proc/self/mountinfo inside shows no host path for /etc
-            _mount_tmpfs(str(etc), ETC_TMPFS_MB, 0, 0, mode=0o755)
-        (etc / "passwd").write_text(
-            "root:x:0:0:root:/root:/bin/sh\n"
-            f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{WORKDIR}:/bin/sh\n"
-            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        )
-        (etc / "group").write_text(f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
-        (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
-        (etc / "hostname").write_text("sandbox\n")
-        for name in ETC_COPIES:
-            _copy_etc_entry(Path("/etc") / name, etc / name)
-        for f in etc.iterdir():
-            if f.is_file() and not f.is_symlink():
-                f.chmod(0o644)
+        self._etc = SharedEtc.get(self.is_root)
         self._make_workdir()
 
     def _make_workdir(self) -> None:
@@ -294,7 +282,12 @@ class BwrapSandbox(Sandbox):
         work = self._state / "work"
         if self.is_root and _is_mountpoint(str(work)):
             _umount(str(work))
-        _remove_tree(work)
+        try:
+            os.rmdir(work)  # as root an unmounted (empty) mount point
+        except FileNotFoundError:
+            pass
+        except OSError:
+            _remove_tree(work)
 
     @property
     def workdir(self) -> Path:
@@ -397,7 +390,7 @@ class BwrapSandbox(Sandbox):
     ) -> list[str]:
         """``[setpriv ...] bwrap ... -- command`` for this sandbox (``setpriv=False``: the caller drops root)."""
         assert self._state is not None
-        etc = self._state / "etc"
+        etc = self._etc
         # The sandbox user owns the work-dir root, so a run may `chmod 000 /work`; bwrap's `--chdir` of the next
         # run would then fail as an (unscored) set-up error. The host restores the mode before every run.
         os.chmod(self._state / "work", WORKDIR_MODE, follow_symlinks=False)
@@ -566,15 +559,9 @@ class BwrapSandbox(Sandbox):
         if self._spawner is not None and not self._spawner.alive():
             self._stop_spawner()
         if self._spawner is None:
-            cgroup = None
-            if self.cgroups is not None:
-                cgroup = self.cgroups.create(limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS)
-            try:
-                self._spawner = _Spawner(sys.executable, cgroup)
-            except BaseException:
-                if cgroup is not None:
-                    cgroup.remove()
-                raise
+            self._spawner = spawner_pool.take(
+                self.cgroups, limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS
+            )
             self._spawner_limits = (limits.memory_mb, limits.max_processes)
         elif self._spawner.cgroup is not None and self._spawner_limits != (limits.memory_mb, limits.max_processes):
             self._spawner.cgroup.set_limits(limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS)
@@ -610,8 +597,7 @@ class BwrapSandbox(Sandbox):
         self._stop_spawner()
         self._drop_workdir()
         if self._state is not None:
-            _umount_state(self._state)
-            _remove_tree(self._state)
+            remove_state_dir(self._state)
             self._state = None
         if self._lock_fd >= 0:
             os.close(self._lock_fd)

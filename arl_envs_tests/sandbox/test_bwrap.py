@@ -158,6 +158,7 @@ def test_required_cgroups_missing_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.skipif(cgroup_skip_reason() is not None, reason=str(cgroup_skip_reason()))
 def test_cgroups_measure_cpu_and_are_removed(bwrap_sandbox) -> None:
+    from arl_envs.sandbox._bwrap_spawner import spawner_pool
     from arl_envs.sandbox.cgroups import CGROUP_PREFIX, cgroup_manager
 
     result = bwrap_sandbox.run(code="sum(i * i for i in range(3_000_000))")
@@ -168,12 +169,14 @@ def test_cgroups_measure_cpu_and_are_removed(bwrap_sandbox) -> None:
     parents = set(cgroup_manager()._parents.values())  # noqa: SLF001
     prefix = f"{CGROUP_PREFIX}-{os.getpid()}-"
     deadline = time.monotonic() + 5
-    while True:
-        left = [d for p in parents for d in p.iterdir() if d.name.startswith(prefix)]
+    while True:  # the spawners the pool keeps ready for the next sandboxes have cgroups of their own
+        pooled = {d for sp in spawner_pool.ready() if sp.cgroup is not None for d in sp.cgroup.dirs.values()}
+        left = [d for p in parents for d in p.iterdir() if d.name.startswith(prefix) and d not in pooled]
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     assert left == []
+    assert spawner.cgroup.dirs and not any(d in pooled for d in spawner.cgroup.dirs.values())
 
 
 @needs_root

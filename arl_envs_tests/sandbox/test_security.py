@@ -623,3 +623,31 @@ def test_shared_memory_without_cgroup(sandbox_factory, variant, request) -> None
         assert int(shm) >= 0 and memfd == "memfd ok", result
         outcome = "allowed (charged to the memory cgroup)"
     record(request, "SysV shm / memfd without a memory cgroup (issue 10)", variant, result, outcome)
+
+
+def test_prestarted_session_starts_clean(sandbox_factory, variant, request) -> None:
+    """The next episode's interpreter, launched at ``reset()`` (issue 18), is as fresh and as confined as a
+    cold one: no state, files or processes of the episode before, the seccomp filter and memory limit on."""
+    marker = f"prestart-{uuid.uuid4().hex}"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        with sb.open_session() as first:
+            cell = (f"secret = '{marker}'\nimport subprocess\nopen('/work/{marker}', 'w').write('x')\n"
+                    f"open('/tmp/{marker}', 'w').write('x')\n"
+                    f"subprocess.Popen(['/bin/sh', '-c', 'exec -a {marker} sleep 600'])\n")  # fmt: skip
+            assert first.run(cell).ok
+        sb.write_files({"episode2.txt": "new"})  # after close, before reset: must be gone too
+        sb.reset()
+        with sb.open_session() as session:
+            if variant.startswith("bwrap"):
+                assert session.prestarted
+            look = session.run(
+                "import os\nprint('secret' in globals(), sorted(os.listdir('/work')), "
+                f"os.path.exists('/tmp/{marker}'))\n"
+                "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Seccomp:')][0])"
+            )
+            assert look.ok and look.stdout == "False [] False\n2\n", look
+            bomb = session.run("x = bytearray(1 << 30); x[::4096] = b'1' * len(x[::4096]); print('kept')")
+            assert "kept" not in bomb.stdout and (bomb.oom_killed or "MemoryError" in bomb.stderr), bomb
+    assert survivors(marker) == []
+    record(request, "pre-started next-episode session (issue 18)", variant, look,
+           "no state, files or processes of the episode before; seccomp and memory limit on")
