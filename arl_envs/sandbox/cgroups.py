@@ -241,6 +241,8 @@ class _Remover:
     def put(self, cg: RunCgroup) -> None:
         with self._cond:
             self._queue.append(cg)
+            if self._thread is None:
+                atexit.register(self.drain)  # on first use, not at import
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="arl-cgroup-remover", daemon=True)
                 self._thread.start()
@@ -266,7 +268,6 @@ class _Remover:
 
 
 _remover = _Remover()
-atexit.register(_remover.drain)
 
 
 class CgroupManager:

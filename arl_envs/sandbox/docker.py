@@ -495,6 +495,7 @@ class ContainerPool:
 
 _pools: dict[tuple, ContainerPool] = {}
 _pools_lock = threading.Lock()
+_atexit_registered = False
 
 
 def _get_pool(key: tuple, size: int) -> ContainerPool:
@@ -502,6 +503,10 @@ def _get_pool(key: tuple, size: int) -> ContainerPool:
         pool = _pools.get(key)
         if pool is None:
             if not _pools:
+                global _atexit_registered  # noqa: PLW0603 - once per process
+                if not _atexit_registered:
+                    atexit.register(close_pools)  # on the first pool, not at import
+                    _atexit_registered = True
                 _sweep_orphans()
             pool = ContainerPool(*key, size=size)
             _pools[key] = pool
@@ -509,15 +514,13 @@ def _get_pool(key: tuple, size: int) -> ContainerPool:
 
 
 def close_pools() -> None:
-    """Remove every pooled container of this process (also registered with ``atexit``)."""
+    """Remove every pooled container of this process (registered with ``atexit`` when the first pool starts)."""
     with _pools_lock:
         pools = list(_pools.values())
         _pools.clear()
     for pool in pools:
         pool.close()
 
-
-atexit.register(close_pools)
 
 
 def _sweep_orphans() -> None:
@@ -723,12 +726,18 @@ class DockerSandbox(Sandbox):
                 mem_limit=f"{limits.memory_mb}m",
                 memswap_limit=f"{limits.memory_mb}m",
             )
-            # pids limit: docker update --pids-limit needs API >= 1.40; fall back silently on older daemons.
-            with contextlib.suppress(Exception):
-                self.client.api._post_json(  # noqa: SLF001 - update_container has no pids_limit argument
+            # pids limit: `docker update --pids-limit` needs API >= 1.40 (update_container has no argument for it).
+            # A daemon that refuses it would leave the container's old pids limit in force: fail loudly.
+            try:
+                self.client.api._post_json(  # noqa: SLF001
                     self.client.api._url("/containers/{0}/update", container.id),
                     data={"PidsLimit": limits.max_processes + PID_RESERVE},
                 )
+            except Exception as exc:
+                raise SandboxUnavailable(
+                    f"the Docker daemon refused to update the pids limit to {limits.max_processes} ({exc}); "
+                    "pass these limits in the DockerSandbox constructor instead (Docker API >= 1.40 needed)"
+                ) from exc
             container.memory_mb, container.max_processes = limits.memory_mb, limits.max_processes
 
     # -- files ---------------------------------------------------------------------------------------------
