@@ -48,7 +48,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import resource
 import secrets
 import shlex
 import shutil
@@ -64,11 +63,11 @@ from arl_envs.sandbox._bwrap_fs import (  # noqa: F401 - _readable_by, _remove_t
     SANDBOX_UID,
     STATE_DIR_NAME,
     WORKDIR_MODE,
+    SharedEtc,
     _copy_etc_entry,
     _is_mountpoint,
     _mount_tmpfs,
     _open_beneath,
-    SharedEtc,
     _readable_by,
     _remove_tree,
     _state_root,
@@ -97,7 +96,16 @@ from arl_envs.sandbox.base import (
     pump_pipes,
     split_exit_status,
 )
-from arl_envs.sandbox.cgroups import RunCgroup, cgroup_manager
+from arl_envs.sandbox.cgroups import RunCgroup, cgroup_manager, kill_until_gone
+from arl_envs.sandbox.policy import (  # noqa: F401 - MAX_OPEN_FILES...: re-exported from their old place
+    BASE_ENV,
+    MAX_OPEN_FILES,
+    RLIMIT_AS_SLACK_MB,
+    SANDBOX_PATH,
+    TMP_MB,
+    ULIMIT_BLOCK_BYTES,
+    SandboxPolicy,
+)
 from arl_envs.sandbox.seccomp import bpf_fd, filter_bpf
 
 #: Install hint for a missing bwrap.
@@ -109,16 +117,6 @@ BWRAP_INSTALL_HINT = (
 DEFAULT_HOST_UID = 65534
 #: Default size of the per-episode work directory tmpfs, MiB.
 DEFAULT_WORKDIR_MB = 256
-#: Size of the per-run ``/tmp`` and ``/dev/shm`` tmpfs mounts, MiB (``/`` and the rest of ``/dev`` are read-only,
-#: so these and ``/work`` are all a run can write, with or without a memory cgroup).
-TMP_MB = 64
-#: Open-file limit inside the sandbox (RLIMIT_NOFILE).
-MAX_OPEN_FILES = 1024
-#: Virtual memory allowed on top of ``memory_mb`` when RLIMIT_AS replaces the memory cgroup, MiB
-#: (interpreter mappings and thread stacks are virtual, not resident).
-RLIMIT_AS_SLACK_MB = 256
-#: ``ulimit -f`` counts 512-byte blocks.
-ULIMIT_BLOCK_BYTES = 512
 #: Exit code of a run whose ``files`` could not be written (shell convention for "cannot execute").
 FILES_FAILED_EXIT = 126
 #: Memory (MiB) and pids added to a sandbox cgroup's limits for the spawner process living in it.
@@ -128,16 +126,12 @@ SPAWNER_PIDS = 2
 #: and the program on 0-4).
 SPAWN_STATUS_FD = 3
 SPAWN_SECCOMP_FD = 4
-#: Pause between sweeps killing a finished run's leftovers, seconds.
-KILL_SWEEP_PAUSE_S = 0.002
 #: Exit code of our launcher script when it could not attach the cgroup or set rlimits.
 LAUNCHER_FAILED_EXIT = 125
 #: Host directories whose symlink-or-directory shape is mirrored inside (merged-/usr or not).
 USR_ALIASES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: Where extra site-packages directories appear inside the sandbox (suffixed by an index).
 SITE_PACKAGES_MOUNT = "/opt/arl/site-packages"
-#: Default PATH inside.
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 
 def find_bwrap(path: str | None = None) -> str:
@@ -362,15 +356,7 @@ class BwrapSandbox(Sandbox):
             pythonpath.append(mount)
         for src, dest in self.ro_binds.items():
             args += ["--ro-bind", str(src), str(dest)]
-        env = {
-            "PATH": SANDBOX_PATH,
-            "HOME": WORKDIR,
-            "USER": "sandbox",
-            "LANG": "C.UTF-8",
-            "TMPDIR": "/tmp",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONNOUSERSITE": "1",
-        }
+        env = dict(BASE_ENV)
         if pythonpath:
             env["PYTHONPATH"] = ":".join(pythonpath)
         env.update(self.env)
@@ -425,30 +411,11 @@ class BwrapSandbox(Sandbox):
         lines = []
         if cgroup is not None:
             lines += [f"echo $$ > {shlex.quote(f)} || exit {LAUNCHER_FAILED_EXIT}" for f in cgroup.procs_files]
-        cpu = max(1, int(round(cpu_s)))
-        fsize_blocks = int(limits.max_file_mb) * MIB // ULIMIT_BLOCK_BYTES
-        ulimits = [f"-t {cpu}", f"-f {fsize_blocks}", f"-n {MAX_OPEN_FILES}", "-c 0"]
-        if cgroup is None:
-            ulimits += [f"-p {int(limits.max_processes)}", f"-v {(limits.memory_mb + RLIMIT_AS_SLACK_MB) * 1024}"]
+        policy = SandboxPolicy.from_limits(limits, cpu_s=cpu_s)
+        ulimits = policy.ulimit_options(with_cgroup=cgroup is not None)
         lines += [f"ulimit {u} || exit {LAUNCHER_FAILED_EXIT}" for u in ulimits]  # dash: one option per call
         lines.append('exec "$@"')
         return ["/bin/sh", "-c", "\n".join(lines), "arl-sandbox", *bwrap]
-
-    def _rlimits(self, limits: Limits, cpu_s: float, with_cgroup: bool) -> list[tuple[int, int]]:
-        """Rlimits (soft = hard) of a run: CPU seconds, file size, open files, no core dumps; without a
-        cgroup also processes (counted per host uid, which is not root) and address space."""
-        values = [
-            (resource.RLIMIT_CPU, max(1, int(round(cpu_s)))),
-            (resource.RLIMIT_FSIZE, int(limits.max_file_mb) * MIB),
-            (resource.RLIMIT_NOFILE, MAX_OPEN_FILES),
-            (resource.RLIMIT_CORE, 0),
-        ]
-        if not with_cgroup:
-            values += [
-                (resource.RLIMIT_NPROC, int(limits.max_processes)),
-                (resource.RLIMIT_AS, (int(limits.memory_mb) + RLIMIT_AS_SLACK_MB) * MIB),
-            ]
-        return values
 
     # -- running -----------------------------------------------------------------------------------------
     def _launch(
@@ -494,7 +461,7 @@ class BwrapSandbox(Sandbox):
             argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False,
             seccomp_fd=SPAWN_SECCOMP_FD if with_seccomp else None,
         )  # fmt: skip
-        rlimits = self._rlimits(limits, limits.cpu_time_s, with_cgroup=cgroup is not None)
+        rlimits = SandboxPolicy.from_limits(limits).rlimits(with_cgroup=cgroup is not None)
         pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
         child_fds = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
         if with_seccomp:
@@ -570,17 +537,9 @@ class BwrapSandbox(Sandbox):
 
     def _kill_run_leftovers(self, spawner: _Spawner) -> None:
         """SIGKILL every process of the finished run still in the sandbox's cgroup (all but the spawner)."""
-        if spawner.cgroup is None:
-            return
-        deadline = time.monotonic() + REAP_TIMEOUT_S
-        while True:
-            victims = spawner.cgroup.pids() - {spawner.pid}
-            if not victims or time.monotonic() > deadline:
-                return
-            for victim in victims:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(victim, 9)
-            time.sleep(KILL_SWEEP_PAUSE_S)
+        cgroup = spawner.cgroup
+        if cgroup is not None:
+            kill_until_gone(lambda: cgroup.pids() - {spawner.pid}, REAP_TIMEOUT_S)
 
     def _stop_spawner(self) -> None:
         spawner, self._spawner = self._spawner, None

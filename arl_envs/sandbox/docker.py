@@ -35,14 +35,13 @@ import struct
 import tarfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox.base import (
     INLINE_STDIN_BYTES,
-    MIB,
     READ_CHUNK,
     WORKDIR,
     ExecResult,
@@ -52,11 +51,20 @@ from arl_envs.sandbox.base import (
     SessionProcess,
     split_exit_status,
 )
+from arl_envs.sandbox.cgroups import RunCgroup, kill_until_gone
 from arl_envs.sandbox.image import (
     DEFAULT_IMAGE,
     IMAGE_LABEL,
     SANDBOX_UID,
     docker_client,
+)
+from arl_envs.sandbox.policy import (  # noqa: F401 - MAX_OPEN_FILES...: re-exported from their old place
+    BASE_ENV,
+    MAX_OPEN_FILES,
+    SANDBOX_PATH,
+    TMP_MB,
+    ULIMIT_BLOCK_BYTES,
+    SandboxPolicy,
 )
 
 #: Label on every container we create; its value is ``<hostname>:<pid>`` of the owning process.
@@ -71,12 +79,6 @@ PID_RESERVE = 6
 DEFAULT_POOL_SIZE = 2
 #: Default size of ``/work`` (tmpfs), MiB.
 DEFAULT_WORKDIR_MB = 256
-#: Size of ``/tmp`` (tmpfs), MiB.
-TMP_MB = 64
-#: Open-file limit of commands.
-MAX_OPEN_FILES = 1024
-#: ``ulimit -f`` counts 512-byte blocks.
-ULIMIT_BLOCK_BYTES = 512
 #: Exit code of the wrapper when extracting the files failed.
 WRAPPER_FAILED_EXIT = 125
 #: Exit code docker reports when it could not start an exec'd process, and the message it streams then.
@@ -88,18 +90,6 @@ LINGER_POLL_S = 0.25
 MUX_HEADER = struct.Struct(">BxxxI")
 #: Seconds to wait for a container to start.
 START_TIMEOUT_S = 30.0
-#: Default PATH of commands.
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
-#: Environment of every command (nothing comes from the host).
-BASE_ENV = {
-    "PATH": SANDBOX_PATH,
-    "HOME": WORKDIR,
-    "USER": "sandbox",
-    "LANG": "C.UTF-8",
-    "TMPDIR": "/tmp",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONNOUSERSITE": "1",
-}
 #: Shell run by the container pool after an episode: kill the user's processes, wipe every writable place,
 #: then fail unless they are empty. Runs as the sandbox user (it owns all of them).
 WIPE_SCRIPT = r"""
@@ -220,32 +210,9 @@ class _Container:
     id: str
     memory_mb: int
     max_processes: int
-    cgroup_dirs: dict[str, Path] = field(default_factory=dict)
+    cgroup: RunCgroup | None = None  # its cgroups, readable on a local daemon
     oom_seen: int = 0
     dead: bool = False
-
-
-def _container_cgroups(pid: int) -> dict[str, Path]:
-    """Host cgroup directories of a process (local daemon only), keyed by controller ("" = v2)."""
-    dirs: dict[str, Path] = {}
-    try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-    except OSError:
-        return dirs
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        controllers, path = parts[1], parts[2]
-        for ctrl in controllers.split(",") if controllers else [""]:
-            if ctrl in ("pids", "memory", "cpuacct", ""):
-                base = Path("/sys/fs/cgroup") / ctrl if ctrl else Path("/sys/fs/cgroup")
-                if ctrl == "" and not (base / "cgroup.controllers").exists():
-                    base = Path("/sys/fs/cgroup/unified")
-                d = Path(str(base) + path)
-                if (d / "cgroup.procs").exists():
-                    dirs[ctrl] = d
-    return dirs
 
 
 def _uid_of(pid: int) -> int | None:
@@ -255,17 +222,6 @@ def _uid_of(pid: int) -> int | None:
             if line.startswith("Uid:"):
                 return int(line.split()[1])
     except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _read_keyed(path: Path, key: str) -> int | None:
-    try:
-        for line in path.read_text().splitlines():
-            name, _, value = line.partition(" ")
-            if name == key:
-                return int(value)
-    except (OSError, ValueError):
         return None
     return None
 
@@ -341,7 +297,7 @@ class ContainerPool:
             with contextlib.suppress(Exception):
                 api.remove_container(cid, force=True)
             raise
-        container = _Container(cid, self.memory_mb, self.max_processes, _container_cgroups(pid))
+        container = _Container(cid, self.memory_mb, self.max_processes, RunCgroup.of_process(pid))
         container.oom_seen = self.oom_count(container) or 0
         return container
 
@@ -425,36 +381,14 @@ class ContainerPool:
             self.remove(c)
 
     # -- host-side helpers (local daemon) ----------------------------------------------------------------
-    def _host_pids(self, container: _Container) -> set[int]:
-        d = next(iter(container.cgroup_dirs.values()), None)
-        if d is None:
-            return set()
-        try:
-            return {int(p) for p in (d / "cgroup.procs").read_text().split()}
-        except (OSError, ValueError):
-            return set()
-
     def oom_count(self, container: _Container) -> int | None:
         """OOM kills so far in the container (None if its cgroup is not visible from here)."""
-        mem = container.cgroup_dirs.get("memory") or container.cgroup_dirs.get("")
-        if mem is None:
-            return None
-        value = _read_keyed(mem / "memory.oom_control", "oom_kill")
-        return value if value is not None else _read_keyed(mem / "memory.events", "oom_kill")
+        cg = container.cgroup
+        return cg.oom_kills() if cg is not None and "memory" in cg.dirs else None
 
     def cpu_time_s(self, container: _Container) -> float | None:
         """CPU seconds used by the container so far (None if not visible)."""
-        acct = container.cgroup_dirs.get("cpuacct")
-        if acct is not None:
-            try:
-                return int((acct / "cpuacct.usage").read_text()) / 1e9
-            except (OSError, ValueError):
-                return None
-        v2 = container.cgroup_dirs.get("")
-        if v2 is not None:
-            usec = _read_keyed(v2 / "cpu.stat", "usage_usec")
-            return None if usec is None else usec / 1e6
-        return None
+        return container.cgroup.cpu_time_s() if container.cgroup is not None else None
 
     def kill_user_processes(self, container: _Container, keep: set[int], client: Any | None = None) -> bool:
         """SIGKILL every process of the sandbox user in the container except the host pids in ``keep``.
@@ -467,16 +401,10 @@ class ContainerPool:
         Returns:
             True if the container is still usable.
         """
-        if container.cgroup_dirs:
-            deadline = time.monotonic() + 5.0
-            while time.monotonic() < deadline:
-                victims = {p for p in self._host_pids(container) - keep if _uid_of(p) == SANDBOX_UID}
-                if not victims:
-                    return True
-                for pid in victims:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, 9)
-                time.sleep(0.002)
+        cg = container.cgroup
+        if cg is not None:
+            if kill_until_gone(lambda: {p for p in cg.pids() - keep if _uid_of(p) == SANDBOX_UID}):
+                return True
         else:
             try:
                 api = (client or self.client).api
@@ -548,12 +476,7 @@ class _DockerExecProcess(SessionProcess):
         self.container = container
         api = sandbox._pool_or_client_api()  # noqa: SLF001
         self.api = api
-        env = dict(BASE_ENV, **sandbox.env)
-        env.update(
-            ARL_CPU=str(max(1, int(round(cpu_s)))),
-            ARL_FSIZE=str(int(limits.max_file_mb) * MIB // ULIMIT_BLOCK_BYTES),
-            ARL_NOFILE=str(MAX_OPEN_FILES),
-        )
+        env = SandboxPolicy.from_limits(limits, cpu_s=cpu_s, extra_env=sandbox.env).wrapper_env()
         cmd = ["/bin/sh", "-c", WRAPPER_SCRIPT, "arl-sandbox", str(n_tar), *argv]
         self.exec_id = api.exec_create(container.id, cmd, stdin=True, user=RUN_USER, workdir=WORKDIR, environment=env)[
             "Id"
@@ -907,12 +830,7 @@ class _DockerRunProcess:
         self.sandbox = sandbox
         api = sandbox.client.api
         self.api = api
-        env = dict(BASE_ENV, **sandbox.env)
-        env.update(
-            ARL_CPU=str(max(1, int(round(limits.cpu_time_s)))),
-            ARL_FSIZE=str(int(limits.max_file_mb) * MIB // ULIMIT_BLOCK_BYTES),
-            ARL_NOFILE=str(MAX_OPEN_FILES),
-        )
+        env = SandboxPolicy.from_limits(limits, extra_env=sandbox.env).wrapper_env()
         host_config = api.create_host_config(
             network_mode="bridge" if limits.network else "none",
             read_only=True,
