@@ -13,7 +13,7 @@ Issue 10: the same 2x with the seccomp filter on (the default; a filter-less san
 Issue 18, timed interleaved with the bare start: a fresh sandbox (create + first run + close) at most 3x a bare
 ``python3 -c``, before (``/etc`` re-created per sandbox, spawner started on the first run: :class:`LegacyBwrap`,
 the previous code path) and after (shared ``/etc``, pooled spawner); the first python call of an episode (after
-``reset()`` and a think gap of :data:`THINK_S`) no slower than a bare start, before (interpreter started on
+``reset()`` and a think gap, :data:`THINK_S` by default) no slower than a bare start, before (interpreter started on
 ``open_session()``) and after (launched at ``reset()``), beside GEM's ``PythonCodeTool`` (a subprocess per call,
 no sandbox; ``pip install gem-llm``, skipped with a note if missing).
 
@@ -36,7 +36,13 @@ from collections.abc import Callable
 
 from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox import Limits, get_sandbox
-from arl_envs.sandbox._bwrap_fs import ETC_TMPFS_MB, _fill_etc, _mount_tmpfs, _remove_tree, _umount_state
+from arl_envs.sandbox._bwrap_fs import (
+    ETC_TMPFS_MB,
+    _fill_etc,
+    _mount_tmpfs,
+    _remove_tree,
+    _umount_state,
+)
 from arl_envs.sandbox._bwrap_spawner import start_spawner
 from arl_envs.sandbox.bwrap import SPAWNER_MEMORY_MB, SPAWNER_PIDS, BwrapSandbox
 
@@ -70,9 +76,9 @@ TARGET_BWRAP_RATIO = 2.0
 TARGET_SESSION_P50_MS = 5.0
 TARGET_DOCKER_EXEC_P50_MS = 150.0
 TARGET_FRESH_RATIO = 3.0
-#: Seconds between ``reset()`` and the episode's first call (the agent generating its first turn; a 7B model
-#: at ~50 tokens/s writes ~10 tokens in it).
-THINK_S = 0.2
+#: Default seconds between ``reset()`` and the episode's first call (the agent generating its first turn: a 7B
+#: model at ~50 tokens/s writes ~25 tokens in it); ``--think-s`` changes it.
+THINK_S = 0.5
 #: Warm-up calls before timing each series.
 WARMUP = 3
 #: Seconds each throughput measurement runs.
@@ -180,13 +186,15 @@ def fresh_sandbox(cls: type[BwrapSandbox], limits: Limits) -> Callable[[], objec
     return go
 
 
-def first_calls(n: int, fns: dict[str, tuple[Callable[[], None], Callable[[], object]]]) -> dict[str, list[float]]:
-    """Interleaved: ``prepare()`` (a reset; not timed), sleep :data:`THINK_S`, then time ``call()``."""
+def first_calls(
+    n: int, fns: dict[str, tuple[Callable[[], None], Callable[[], object]]], think_s: float
+) -> dict[str, list[float]]:
+    """Interleaved: ``prepare()`` (a reset; not timed), sleep ``think_s``, then time ``call()``."""
     out: dict[str, list[float]] = {k: [] for k in fns}
     for i in range(n + WARMUP):
         for key, (prepare, call) in fns.items():
             prepare()
-            time.sleep(THINK_S)
+            time.sleep(think_s)
             elapsed = timed(call)
             if i >= WARMUP:
                 out[key].append(elapsed)
@@ -214,6 +222,7 @@ def main() -> None:
     parser.add_argument("-n", "--iterations", type=int, default=60, help="timed calls per series (docker run: n/4)")
     parser.add_argument("--workers", default="1,2,4", help="parallel worker counts for throughput")
     parser.add_argument("--no-docker", action="store_true", help="skip the Docker backend")
+    parser.add_argument("--think-s", type=float, default=THINK_S, help="seconds between reset and a first call")
     args = parser.parse_args()
     n = args.iterations
     worker_counts = [int(w) for w in args.workers.split(",") if w]
@@ -280,7 +289,7 @@ def main() -> None:
         first_fns["gem"] = (lambda: None, gem)
     else:
         notes.append("GEM's PythonCodeTool not installed (`pip install gem-llm`): its row is missing")
-    first = first_calls(n18, first_fns)
+    first = first_calls(n18, first_fns, args.think_s)
     rows18 = [
         ("bare python3 -c (same run)", "print(1)", fresh["bare"]),
         ("fresh bwrap sandbox: create + run + close, before", "print(1)", fresh["before"]),
@@ -380,7 +389,7 @@ def main() -> None:
     for label, values in tp_rows:
         print(f"| {label} | " + " | ".join(f"{v:.0f}" for v in values) + " |")
     print()
-    print(f"Issue 18 ({n18} rounds each, interleaved with the bare start; first calls {THINK_S} s after reset):\n")
+    print(f"Issue 18 ({n18} rounds each, interleaved with the bare start; first calls {args.think_s} s after reset):\n")
     print("| what | payload | p50 (ms) | p99 (ms) | p50 / bare |")
     print("|---|---|---:|---:|---:|")
     for i, (what, payload, values) in enumerate(rows18):

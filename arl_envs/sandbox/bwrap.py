@@ -40,7 +40,17 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   saves bwrap's reaper process: one fork less, and no orphaned reaper zombie per run left for the host's
   init to collect (those count against ``RLIMIT_NPROC``/pids until it does). Sessions keep the reaper.
 * **Environment**: ``--clearenv``; only ``PATH``, ``HOME``, ``LANG``, ``TMPDIR``, ``PYTHON*`` settings we choose
-  and the ``env`` you pass are set.
+  and the ``env`` you pass are set (:data:`~arl_envs.sandbox.policy.BASE_ENV`).
+* **Seccomp**: every run and session loads the filter of :mod:`.seccomp` (``bwrap --seccomp FD``, a fresh memfd
+  per launch): what Docker's default profile denies fails with EPERM.
+* **Fast starts** (issue 18): the read-only ``/etc`` is built once per process (:class:`._bwrap_fs.SharedEtc`);
+  spawners come from a per-process pool started in the background (:class:`._bwrap_spawner.SpawnerPool`, one
+  spawner per sandbox, never reused); :meth:`reset` launches the next episode's session interpreter when the
+  episode before had one (:meth:`arl_envs.sandbox.base.Sandbox.reset`).
+
+Modules: this one (the backend), :mod:`._bwrap_fs` (state directories, ``/etc``, host-side file access),
+:mod:`._bwrap_spawner` (spawner, its pool, session processes), :mod:`.policy` (limits as rlimits),
+:mod:`.cgroups`, :mod:`.seccomp`.
 """
 
 from __future__ import annotations
