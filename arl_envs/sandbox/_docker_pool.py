@@ -15,6 +15,7 @@ from typing import Any
 from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox.base import (
     WORKDIR,
+    Limits,
 )
 from arl_envs.sandbox.cgroups import RunCgroup, kill_until_gone
 from arl_envs.sandbox.image import (
@@ -25,6 +26,7 @@ from arl_envs.sandbox.image import (
 from arl_envs.sandbox.policy import (
     BASE_ENV,
     TMP_MB,
+    SandboxPolicy,
 )
 
 #: Label on every container we create; its value is ``<hostname>:<pid>`` of the owning process.
@@ -136,22 +138,15 @@ class ContainerPool:
         """Create and start one container (blocking)."""
         client = client or self.client
         api = client.api
-        from docker.types import Ulimit  # noqa: PLC0415 - optional dependency
-
+        policy = SandboxPolicy.from_limits(
+            Limits(memory_mb=self.memory_mb, max_processes=self.max_processes, network=self.network)
+        )
         host_config = api.create_host_config(
-            network_mode="bridge" if self.network else "none",
-            read_only=True,
             tmpfs={
                 WORKDIR: f"rw,exec,nosuid,nodev,size={self.workdir_mb}m,uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
                 "/tmp": f"rw,exec,nosuid,nodev,size={TMP_MB}m,mode=1777",
             },
-            mem_limit=f"{self.memory_mb}m",
-            memswap_limit=f"{self.memory_mb}m",
-            pids_limit=self.max_processes + PID_RESERVE,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            init=True,
-            ulimits=[Ulimit(name="core", soft=0, hard=0)],
+            **policy.docker_options(PID_RESERVE),
         )
         created = api.create_container(
             self.image,

@@ -239,24 +239,16 @@ class _DockerRunProcess:
     container_lost = False
 
     def __init__(self, sandbox: DockerSandbox, argv: list[str], limits: Limits, n_tar: int) -> None:
-        from docker.types import Mount, Ulimit  # noqa: PLC0415
+        from docker.types import Mount  # noqa: PLC0415
 
         self.sandbox = sandbox
         api = sandbox.client.api
         self.api = api
         env = SandboxPolicy.from_limits(limits, extra_env=sandbox.env).wrapper_env()
         host_config = api.create_host_config(
-            network_mode="bridge" if limits.network else "none",
-            read_only=True,
             tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={TMP_MB}m,mode=1777"},
             mounts=[Mount(WORKDIR, sandbox._volume, type="volume")],  # noqa: SLF001
-            mem_limit=f"{limits.memory_mb}m",
-            memswap_limit=f"{limits.memory_mb}m",
-            pids_limit=limits.max_processes + PID_RESERVE,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            init=True,
-            ulimits=[Ulimit(name="core", soft=0, hard=0)],
+            **SandboxPolicy.from_limits(limits).docker_options(PID_RESERVE),
         )
         cmd = ["/bin/sh", "-c", WRAPPER_SCRIPT, "arl-sandbox", str(n_tar), *argv]
         # The volume's root belongs to root: a root-run `chown` would need capabilities, so the first run of

@@ -100,6 +100,23 @@ class SandboxPolicy:
         }
         return [f"{flags[res][0]} {value // flags[res][1]}" for res, value in self.rlimits(with_cgroup=with_cgroup)]
 
+    def docker_options(self, pid_reserve: int) -> dict[str, object]:
+        """The container options of this policy (``create_host_config`` keyword arguments): network, read-only
+        root, memory = memory + swap, pids (``max_processes`` plus ``pid_reserve`` for the container's own
+        helpers), no capabilities, ``no-new-privileges``, an init reaper, no core dumps. The caller adds the
+        mounts."""
+        return {
+            "network_mode": "bridge" if self.network else "none",
+            "read_only": True,
+            "mem_limit": f"{self.memory_mb}m",
+            "memswap_limit": f"{self.memory_mb}m",
+            "pids_limit": self.max_processes + pid_reserve,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "init": True,
+            "ulimits": [{"Name": "core", "Soft": 0, "Hard": 0}],
+        }
+
     def wrapper_env(self) -> dict[str, str]:
         """The environment of Docker's wrapper script: :attr:`env` plus ``ARL_CPU``/``ARL_FSIZE``/``ARL_NOFILE``
         (the wrapper applies them with ``ulimit`` and unsets them before exec'ing the command)."""
