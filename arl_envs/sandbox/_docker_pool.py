@@ -77,6 +77,31 @@ exit 0
 
 
 
+def create_container(
+    api: Any,
+    image: str,
+    command: list[str],
+    user: str,
+    network: bool,
+    env: dict[str, str],
+    host_config: Any,
+    **extra: Any,
+) -> str:
+    """Create (not start) one of our containers (host name, work dir, owner labels, network switch); its id."""
+    return api.create_container(
+        image,
+        command=command,
+        user=user,
+        working_dir=WORKDIR,
+        hostname="sandbox",
+        network_disabled=not network,
+        environment=env,
+        labels={IMAGE_LABEL: "1", OWNER_LABEL: _owner()},
+        host_config=host_config,
+        **extra,
+    )["Id"]
+
+
 def _owner() -> str:
     return f"{os.uname().nodename}:{os.getpid()}"
 
@@ -148,18 +173,9 @@ class ContainerPool:
             },
             **policy.docker_options(PID_RESERVE),
         )
-        created = api.create_container(
-            self.image,
-            command=["sleep", "infinity"],
-            user=KEEPER_USER,
-            working_dir=WORKDIR,
-            hostname="sandbox",
-            network_disabled=not self.network,
-            environment=BASE_ENV,
-            labels={IMAGE_LABEL: "1", OWNER_LABEL: _owner()},
-            host_config=host_config,
+        cid = create_container(
+            api, self.image, ["sleep", "infinity"], KEEPER_USER, self.network, BASE_ENV, host_config
         )
-        cid = created["Id"]
         try:
             api.start(cid)
             info = api.inspect_container(cid)

@@ -13,10 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from arl_envs.sandbox._docker_pool import (
-    OWNER_LABEL,
     PID_RESERVE,
     RUN_USER,
-    _owner,
+    create_container,
 )
 from arl_envs.sandbox.base import (
     READ_CHUNK,
@@ -24,9 +23,6 @@ from arl_envs.sandbox.base import (
     Limits,
     SessionProcess,
     split_exit_status,
-)
-from arl_envs.sandbox.image import (
-    IMAGE_LABEL,
 )
 from arl_envs.sandbox.policy import (
     TMP_MB,
@@ -253,19 +249,9 @@ class _DockerRunProcess:
         cmd = ["/bin/sh", "-c", WRAPPER_SCRIPT, "arl-sandbox", str(n_tar), *argv]
         # The volume's root belongs to root: a root-run `chown` would need capabilities, so the first run of
         # an episode creates it as uid 1000 via the image's /work (owned by 1000), which Docker copies.
-        self.id = api.create_container(
-            sandbox.image,
-            command=cmd,
-            user=RUN_USER,
-            working_dir=WORKDIR,
-            hostname="sandbox",
-            network_disabled=not limits.network,
-            environment=env,
-            labels={IMAGE_LABEL: "1", OWNER_LABEL: _owner()},
-            host_config=host_config,
-            stdin_open=True,
-            stop_signal="SIGKILL",
-        )["Id"]
+        self.id = create_container(
+            api, sandbox.image, cmd, RUN_USER, limits.network, env, host_config, stdin_open=True, stop_signal="SIGKILL"
+        )
         try:
             sock = api.attach_socket(self.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             self.stream = _MuxStream(sock)

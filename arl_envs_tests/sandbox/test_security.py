@@ -604,16 +604,24 @@ def test_denied_syscalls_fail_with_eperm(sandbox_factory, variant, request) -> N
            "subprocesses work")
 
 
+#: Prints shmget's result (or -errno) and whether memfd_create works (or -errno).
+SHARED_MEMORY_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+rc = libc.shmget(0, 1 << 20, 0o1600)
+print(rc if rc != -1 else -ctypes.get_errno())
+try:
+    os.close(os.memfd_create('m')); print('memfd ok')
+except OSError as e:
+    print(-e.errno)
+"""
+
+
 def test_shared_memory_without_cgroup(sandbox_factory, variant, request) -> None:
     """Without a memory cgroup nothing counts SysV segments or memfds: the filter refuses them (bwrap-rlimits);
     with one they are charged to it and allowed."""
-    code = (
-        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-        "rc = libc.shmget(0, 1 << 20, 0o1600)\nprint(rc if rc != -1 else -ctypes.get_errno())\n"
-        "try:\n    os.close(os.memfd_create('m')); print('memfd ok')\nexcept OSError as e:\n    print(-e.errno)\n"
-    )
     with sandbox_factory(BATTERY_LIMITS) as sb:
-        result = sb.run(code=code)
+        result = sb.run(code=SHARED_MEMORY_PROBE)
     within_limit(result)
     shm, memfd = result.stdout.split("\n")[:2]
     if variant == "bwrap-rlimits":
