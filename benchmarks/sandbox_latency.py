@@ -9,6 +9,13 @@ Measures, in one run on this machine:
 * throughput (runs/s) with N parallel workers, each with its own sandbox.
 
 Targets (issue 3): bwrap p50 within 2x of bare start-up; session call p50 < 5 ms; Docker warm exec p50 < 150 ms.
+Issue 10: the same 2x with the seccomp filter on (the default; a filter-less sandbox is timed beside it).
+Issue 18, timed interleaved with the bare start: a fresh sandbox (create + first run + close) at most 3x a bare
+``python3 -c``, before (``/etc`` re-created per sandbox, spawner started on the first run: :class:`LegacyBwrap`,
+the previous code path) and after (shared ``/etc``, pooled spawner); the first python call of an episode (after
+``reset()`` and a think gap, :data:`THINK_S` by default) no slower than a bare start, before (interpreter started on
+``open_session()``) and after (launched at ``reset()``), beside GEM's ``PythonCodeTool`` (a subprocess per call,
+no sandbox; ``pip install gem-llm``, skipped with a note if missing).
 
 Usage::
 
@@ -29,6 +36,15 @@ from collections.abc import Callable
 
 from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox import Limits, get_sandbox
+from arl_envs.sandbox._bwrap_fs import (
+    ETC_TMPFS_MB,
+    _fill_etc,
+    _mount_tmpfs,
+    _remove_tree,
+    _umount_state,
+)
+from arl_envs.sandbox._bwrap_spawner import start_spawner
+from arl_envs.sandbox.bwrap import SPAWNER_MEMORY_MB, SPAWNER_PIDS, BwrapSandbox
 
 #: The 20-line test program (a typical "solution + asserts" code-env payload).
 TEST_PROGRAM = """\
@@ -59,6 +75,10 @@ PRINT1 = "print(1)"
 TARGET_BWRAP_RATIO = 2.0
 TARGET_SESSION_P50_MS = 5.0
 TARGET_DOCKER_EXEC_P50_MS = 150.0
+TARGET_FRESH_RATIO = 3.0
+#: Default seconds between ``reset()`` and the episode's first call (the agent generating its first turn: a 7B
+#: model at ~50 tokens/s writes ~25 tokens in it); ``--think-s`` changes it.
+THINK_S = 0.5
 #: Warm-up calls before timing each series.
 WARMUP = 3
 #: Seconds each throughput measurement runs.
@@ -124,11 +144,85 @@ def throughput(make_worker: Callable[[], Callable[[], object]], workers: int, se
     return sum(counts) / (time.monotonic() - start)
 
 
+class LegacyBwrap(BwrapSandbox):
+    """The fresh-sandbox path before issue 18: ``/etc`` (399 ``alternatives`` symlinks...) re-created in every
+    sandbox, the spawner started on its first run, the state tree removed with ``chmod -R``/``rm -rf``."""
+
+    def _make_state(self) -> None:
+        super()._make_state()
+        etc = self._state / "etc"
+        etc.mkdir(mode=0o755)
+        if self.is_root:
+            _mount_tmpfs(str(etc), ETC_TMPFS_MB, 0, 0, mode=0o755)
+        _fill_etc(etc)
+        self._etc = etc
+
+    def _spawner_for(self, limits: Limits):  # noqa: ANN202
+        if self._spawner is None:
+            self._spawner = start_spawner(
+                self.cgroups, limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS
+            )
+            self._spawner_limits = (limits.memory_mb, limits.max_processes)
+        return super()._spawner_for(limits)
+
+    def _close(self) -> None:
+        self._stop_spawner()
+        if self._state is not None:
+            _umount_state(self._state)
+            _remove_tree(self._state)
+            self._state = None
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+
+def fresh_sandbox(cls: type[BwrapSandbox], limits: Limits) -> Callable[[], object]:
+    """Create a sandbox, run print(1), close it."""
+
+    def go() -> None:
+        with cls(limits=limits) as sb:
+            check_ok(sb.run(code=PRINT1), "1\n")
+
+    return go
+
+
+def first_calls(
+    n: int, fns: dict[str, tuple[Callable[[], None], Callable[[], object]]], think_s: float
+) -> dict[str, list[float]]:
+    """Interleaved: ``prepare()`` (a reset; not timed), sleep ``think_s``, then time ``call()``."""
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for i in range(n + WARMUP):
+        for key, (prepare, call) in fns.items():
+            prepare()
+            time.sleep(think_s)
+            elapsed = timed(call)
+            if i >= WARMUP:
+                out[key].append(elapsed)
+    return out
+
+
+def gem_tool() -> Callable[[], object] | None:
+    """GEM's PythonCodeTool running print(1) (None if gem-llm is not installed)."""
+    try:
+        from gem.tools.python_code_tool import PythonCodeTool  # noqa: PLC0415 - benchmark-only peer
+    except ImportError:
+        return None
+    tool = PythonCodeTool(timeout=10)
+
+    def call() -> None:
+        obs = tool.execute_action("<python>print(1)</python>")
+        if "1" not in str(obs):
+            raise RuntimeError(f"unexpected GEM result {obs!r}")
+
+    return call
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", "--iterations", type=int, default=60, help="timed calls per series (docker run: n/4)")
     parser.add_argument("--workers", default="1,2,4", help="parallel worker counts for throughput")
     parser.add_argument("--no-docker", action="store_true", help="skip the Docker backend")
+    parser.add_argument("--think-s", type=float, default=THINK_S, help="seconds between reset and a first call")
     args = parser.parse_args()
     n = args.iterations
     worker_counts = [int(w) for w in args.workers.split(",") if w]
@@ -145,10 +239,13 @@ def main() -> None:
 
     bw = get_sandbox("bwrap", limits=limits)
     closers.append(bw.close)
+    bw_nosec = get_sandbox("bwrap", limits=limits, seccomp=False)
+    closers.append(bw_nosec.close)
     ratio_runs = interleaved(
         {
             "bare print": bare(PRINT1),
             "bwrap print": lambda: check_ok(bw.run(code=PRINT1), "1\n"),
+            "nosec print": lambda: check_ok(bw_nosec.run(code=PRINT1), "1\n"),
             "bare test": bare(TEST_PROGRAM),
             "bwrap test": lambda: check_ok(bw.run(code=TEST_PROGRAM), "ok\n"),
         },
@@ -159,10 +256,52 @@ def main() -> None:
         for payload, suffix in (("print(1)", "print"), ("20-line test", "test")):
             values = ratio_runs[f"{key} {suffix}"]
             rows.append((label, payload, pct(values, 50), pct(values, 99)))
+    rows.insert(3, ("bwrap run, no seccomp filter", "print(1)", pct(ratio_runs["nosec print"], 50),
+                    pct(ratio_runs["nosec print"], 99)))  # fmt: skip
     if path_runs:
         rows.insert(0, (f"bare `python3` on PATH ({path_py})", "print(1)", pct(path_runs, 50), pct(path_runs, 99)))
     ratio = pct(ratio_runs["bwrap print"], 50) / pct(ratio_runs["bare print"], 50)
     ratio_test = pct(ratio_runs["bwrap test"], 50) / pct(ratio_runs["bare test"], 50)
+
+    # Issue 18: fresh sandboxes and first calls, each interleaved with the bare start.
+    n18 = max(10, n // 2)
+    fresh = interleaved(
+        {
+            "bare": bare(PRINT1),
+            "before": fresh_sandbox(LegacyBwrap, limits),
+            "after": fresh_sandbox(BwrapSandbox, limits),
+        },
+        n18,
+    )
+    cold_sb = get_sandbox("bwrap", limits=limits)
+    cold_sb.prestarts_sessions = False  # before: the interpreter starts on open_session()
+    warm_sb = get_sandbox("bwrap", limits=limits)
+    closers += [cold_sb.close, warm_sb.close]
+    for sb in (cold_sb, warm_sb):
+        sb.open_session().close()  # an episode with a session: reset() then pre-starts the next one (after)
+    first_fns: dict[str, tuple[Callable[[], None], Callable[[], object]]] = {
+        "bare": (lambda: None, bare(PRINT1)),
+        "before": (cold_sb.reset, lambda: check_ok(cold_sb.open_session().run(PRINT1), "1\n")),
+        "after": (warm_sb.reset, lambda: check_ok(warm_sb.open_session().run(PRINT1), "1\n")),
+    }
+    gem = gem_tool()
+    if gem is not None:
+        first_fns["gem"] = (lambda: None, gem)
+    else:
+        notes.append("GEM's PythonCodeTool not installed (`pip install gem-llm`): its row is missing")
+    first = first_calls(n18, first_fns, args.think_s)
+    rows18 = [
+        ("bare python3 -c (same run)", "print(1)", fresh["bare"]),
+        ("fresh bwrap sandbox: create + run + close, before", "print(1)", fresh["before"]),
+        ("fresh bwrap sandbox: create + run + close, after", "print(1)", fresh["after"]),
+        ("bare python3 -c (same run, first-call rounds)", "print(1)", first["bare"]),
+        ("first session call of an episode (math.tool-v0), before", "print(1)", first["before"]),
+        ("first session call of an episode (math.tool-v0), after", "print(1)", first["after"]),
+    ]
+    if "gem" in first:
+        rows18.append(("GEM PythonCodeTool call (subprocess, no sandbox)", "print(1)", first["gem"]))
+    fresh_ratio = {k: pct(fresh[k], 50) / pct(fresh["bare"], 50) for k in ("before", "after")}
+    first_ratio = {k: pct(first[k], 50) / pct(first["bare"], 50) for k in ("before", "after")}
 
     session = bw.open_session()
     closers.insert(0, session.close)
@@ -250,6 +389,14 @@ def main() -> None:
     for label, values in tp_rows:
         print(f"| {label} | " + " | ".join(f"{v:.0f}" for v in values) + " |")
     print()
+    print(f"Issue 18 ({n18} rounds each, interleaved with the bare start; first calls {args.think_s} s after reset):\n")
+    print("| what | payload | p50 (ms) | p99 (ms) | p50 / bare |")
+    print("|---|---|---:|---:|---:|")
+    for i, (what, payload, values) in enumerate(rows18):
+        ref = fresh["bare"] if i < 3 else first["bare"]
+        print(f"| {what} | {payload} | {pct(values, 50):.1f} | {pct(values, 99):.1f} | "
+              f"{pct(values, 50) / pct(ref, 50):.2f}x |")  # fmt: skip
+    print()
     verdict = lambda ok: "met" if ok else "NOT met"  # noqa: E731
     print("Targets (issue 3):\n")
     print(
@@ -259,6 +406,15 @@ def main() -> None:
     print(
         f"- session call p50 = **{session_p50:.2f} ms**; target < {TARGET_SESSION_P50_MS} ms: "
         f"{verdict(session_p50 < TARGET_SESSION_P50_MS)}"
+    )
+    print(
+        f"- issue 18.2: fresh sandbox p50 / bare p50 = {fresh_ratio['before']:.2f}x before, "
+        f"**{fresh_ratio['after']:.2f}x** after; target <= {TARGET_FRESH_RATIO}x: "
+        f"{verdict(fresh_ratio['after'] <= TARGET_FRESH_RATIO)}"
+    )
+    print(
+        f"- issue 18.1: first call p50 / bare p50 = {first_ratio['before']:.2f}x before, "
+        f"**{first_ratio['after']:.2f}x** after; target <= 1x: {verdict(first_ratio['after'] <= 1.0)}"
     )
     if docker_exec_p50 is not None:
         print(

@@ -4,8 +4,8 @@
 Not imported: its source is run with ``python -S -E -c`` and the fd of a SOCK_SEQPACKET socket as argv[1].
 Each request is one message: JSON ``{"argv": [...], "env": {...}, "rlimits": [[resource, value], ...],
 "uid": int|null, "gid": int|null}`` with
-four file descriptors attached (stdin, stdout, stderr, status). The spawner forks; the child starts a new
-session, puts the fds on 0-3, sets the rlimits (soft = hard), drops to ``uid``/``gid`` (no supplementary
+four or five file descriptors attached (stdin, stdout, stderr, status[, seccomp program]). The spawner forks; the child starts a new
+session, puts the fds on 0-3 (4), sets the rlimits (soft = hard), drops to ``uid``/``gid`` (no supplementary
 groups) and execs argv. The reply is ``{"pid": N}`` or
 ``{"error": "..."}``. Children inherit the spawner's cgroups by fork, so no per-run cgroup migration (which
 waits for an RCU grace period: milliseconds on a busy machine) is needed. Exits when the socket closes.
@@ -19,7 +19,7 @@ import socket
 import sys
 
 MAX_MESSAGE = 1 << 20
-N_FDS = 4
+MIN_FDS, MAX_FDS = 4, 5
 
 sock = socket.socket(fileno=int(sys.argv[1]))
 
@@ -39,15 +39,15 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)
 sock.send(b'{"ready": true}')
 while True:
     try:
-        msg, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, N_FDS)
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
     except OSError:
         break
     if not msg:
         break
     try:
         req = json.loads(msg)
-        if len(fds) != N_FDS:
-            raise ValueError(f"expected {N_FDS} fds, got {len(fds)}")
+        if not MIN_FDS <= len(fds) <= MAX_FDS:
+            raise ValueError(f"expected {MIN_FDS}-{MAX_FDS} fds, got {len(fds)}")
         pid = os.fork()
     except (OSError, ValueError) as exc:
         for fd in fds:
@@ -60,8 +60,11 @@ while True:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.setsid()
             for target, fd in enumerate(fds):
-                os.dup2(fd, target)
-            os.closerange(N_FDS, 1 << 16)
+                if fd == target:
+                    os.set_inheritable(fd, True)
+                else:
+                    os.dup2(fd, target)
+            os.closerange(len(fds), 1 << 16)
             for res, value in req["rlimits"]:
                 resource.setrlimit(res, (value, value))
             if req.get("uid") is not None:  # drop root: no supplementary groups, then gid, then uid

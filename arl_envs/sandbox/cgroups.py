@@ -20,6 +20,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +90,28 @@ def _read_keyed(path: Path, key: str) -> int | None:
     return None
 
 
+def kill_until_gone(victims: Callable[[], set[int]], timeout_s: float = KILL_SWEEP_TIMEOUT_S) -> bool:
+    """SIGKILL every pid ``victims()`` returns, again and again, until it returns none or ``timeout_s`` passed.
+
+    The one kill-leftovers loop of both backends (a run's cgroup, the processes a bwrap run left beside its
+    spawner, the sandbox user's processes in a container).
+
+    Returns:
+        True when nothing was left.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pids = victims()
+        if not pids:
+            return True
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(KILL_SWEEP_PAUSE_S)
+
+
 @dataclass
 class RunCgroup:
     """The cgroups of one run (one directory per v1 controller, or one v2 directory).
@@ -138,6 +161,32 @@ class RunCgroup:
                 continue
         return found
 
+    @classmethod
+    def of_process(cls, pid: int) -> RunCgroup | None:
+        """The cgroups a host process is in (e.g. a local Docker container's init), as a reader; None if they
+        are not visible from here (v1: the pids/memory/cpuacct directories; v2: the unified one)."""
+        try:
+            lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        except OSError:
+            return None
+        v1: dict[str, Path] = {}
+        for line in lines:
+            parts = line.split(":", 2)
+            if len(parts) != 3:
+                continue
+            controllers, path = parts[1], parts[2]
+            if not controllers:  # the v2 line
+                base = CGROUP_ROOT if (CGROUP_ROOT / "cgroup.controllers").exists() else CGROUP_ROOT / "unified"
+                d = Path(str(base) + path)
+                if (d / "cgroup.procs").exists() and (d / "memory.max").exists():
+                    return cls(dirs={"unified": d, "pids": d, "memory": d}, version=2)
+                continue
+            for ctrl in controllers.split(","):
+                d = Path(str(CGROUP_ROOT / ctrl) + path)
+                if ctrl in ("pids", "memory", "cpuacct") and (d / "cgroup.procs").exists():
+                    v1[ctrl] = d
+        return cls(dirs=v1, version=1) if v1 else None
+
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup so far."""
         mem = self.dirs.get("memory")
@@ -180,17 +229,7 @@ class RunCgroup:
         if self.version == 2:
             with contextlib.suppress(OSError):
                 _write(self.dirs["unified"] / "cgroup.kill", "1")
-        deadline = time.monotonic() + timeout_s
-        while True:
-            pids = self.pids()
-            if not pids:
-                return True
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(KILL_SWEEP_PAUSE_S)
+        return kill_until_gone(self.pids, timeout_s)
 
     def release(self) -> None:
         """SIGKILL every process left (one sweep, no waiting) and remove the cgroup in the background."""
@@ -241,6 +280,8 @@ class _Remover:
     def put(self, cg: RunCgroup) -> None:
         with self._cond:
             self._queue.append(cg)
+            if self._thread is None:
+                atexit.register(self.drain)  # on first use, not at import
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="arl-cgroup-remover", daemon=True)
                 self._thread.start()
@@ -266,7 +307,6 @@ class _Remover:
 
 
 _remover = _Remover()
-atexit.register(_remover.drain)
 
 
 class CgroupManager:

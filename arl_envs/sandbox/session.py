@@ -73,6 +73,8 @@ class PythonSession:
             ``cpu_time_s`` and ``max_output_bytes`` per call, ``wall_time_s`` = default per-call timeout.
         cpu_budget_s: CPU seconds of the whole session, restarts included (each interpreter's hard
             ``RLIMIT_CPU`` is what is left of it).
+        prestarted: Set by :meth:`Sandbox.reset` for an interpreter started in the background ahead of the
+            episode's first :meth:`Sandbox.open_session` (bookkeeping only: it starts the same way).
 
     Nothing a cell starts outlives its call: when a call returns, every process it started is killed, and
     the interpreter's own background threads cannot keep burning CPU between calls (see
@@ -85,7 +87,9 @@ class PythonSession:
         restarts: How many times the interpreter was restarted after a crash or timeout.
     """
 
-    def __init__(self, sandbox: Sandbox, limits: Limits, cpu_budget_s: float = SESSION_CPU_BUDGET_S) -> None:
+    def __init__(
+        self, sandbox: Sandbox, limits: Limits, cpu_budget_s: float = SESSION_CPU_BUDGET_S, *, prestarted: bool = False
+    ) -> None:
         if isinstance(cpu_budget_s, bool) or not isinstance(cpu_budget_s, int | float) or cpu_budget_s <= 0:
             raise ValueError(f"cpu_budget_s must be a positive number, got {cpu_budget_s!r}")
         self._sandbox = sandbox
@@ -93,15 +97,25 @@ class PythonSession:
         self.cpu_budget_s = float(cpu_budget_s)
         self._cpu_spent = 0.0  # by interpreters already gone
         self.restarts = 0
+        #: Whether the interpreter was started ahead of the episode's first call (see :meth:`Sandbox.reset`).
+        self.prestarted = prestarted
         self._proc: SessionProcess | None = None
         self._buf = bytearray()
         self._seq = 0
         self._closed = False
         self._diag = OutputBuffer(DIAGNOSTIC_BYTES)
-        self._start()
+        if prestarted:
+            self._launch()
+        else:
+            self._start()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def _start(self) -> None:
+        self._launch()
+        self._wait_ready()
+
+    def _launch(self) -> None:
+        """Start the interpreter process (it reports ready on its own; :meth:`_wait_ready` reads that)."""
         argv = [self._sandbox.python, "-c", KERNEL_SOURCE, repr(float(self.limits.cpu_time_s))]
         if self._sandbox.session_owns_pid_namespace:
             argv.append("own-pidns")
@@ -109,6 +123,21 @@ class PythonSession:
         self._diag = OutputBuffer(DIAGNOSTIC_BYTES)
         budget = max(1.0, self.cpu_budget_s - self._cpu_spent)
         self._proc = self._sandbox._start_session_process(argv, self.limits, budget)  # noqa: SLF001 - backend hook
+
+    def await_ready(self) -> bool:
+        """For a pre-started session: wait for the launched interpreter to report ready.
+
+        Returns:
+            True when it is up; False when it did not start (the caller closes it and starts another).
+        """
+        try:
+            self._wait_ready()
+        except RuntimeError:
+            return False
+        return True
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             frame = self._next_frame(deadline)

@@ -145,3 +145,26 @@ def test_apt_mirror_parses_both_formats(tmp_path: Path) -> None:
     assert apt_mirror(files=[one_line]) == "http://mirror.example/debian"
     assert apt_mirror(files=[third_party, deb822]) == "http://deb.example/debian"
     assert apt_mirror(default="http://fallback/debian", files=[third_party]) == "http://fallback/debian"
+
+
+def test_import_has_no_side_effects() -> None:
+    """Importing the sandbox modules registers no ``atexit`` hook of ours, loads no C library binding, starts no
+    thread and touches no cgroup or state directory (issue 10 §4): all of that waits for the first sandbox."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import atexit, sys, threading\n"
+        "ours = []\n"
+        "orig = atexit.register\n"
+        "def reg(fn, *a, **k):\n"
+        "    if getattr(fn, '__module__', '').startswith('arl_envs'): ours.append(fn.__qualname__)\n"
+        "    return orig(fn, *a, **k)\n"
+        "atexit.register = reg\n"
+        "import arl_envs.sandbox, arl_envs.sandbox.bwrap, arl_envs.sandbox.docker, arl_envs.sandbox.session\n"
+        "import arl_envs.sandbox.cgroups, arl_envs.sandbox.seccomp\n"
+        "from arl_envs.sandbox import cgroups\n"
+        "print(ours, 'pyseccomp' in sys.modules, threading.active_count(), cgroups._manager)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] False 1 None", out

@@ -158,6 +158,7 @@ def test_required_cgroups_missing_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.skipif(cgroup_skip_reason() is not None, reason=str(cgroup_skip_reason()))
 def test_cgroups_measure_cpu_and_are_removed(bwrap_sandbox) -> None:
+    from arl_envs.sandbox._bwrap_spawner import spawner_pool
     from arl_envs.sandbox.cgroups import CGROUP_PREFIX, cgroup_manager
 
     result = bwrap_sandbox.run(code="sum(i * i for i in range(3_000_000))")
@@ -168,12 +169,14 @@ def test_cgroups_measure_cpu_and_are_removed(bwrap_sandbox) -> None:
     parents = set(cgroup_manager()._parents.values())  # noqa: SLF001
     prefix = f"{CGROUP_PREFIX}-{os.getpid()}-"
     deadline = time.monotonic() + 5
-    while True:
-        left = [d for p in parents for d in p.iterdir() if d.name.startswith(prefix)]
+    while True:  # the spawners the pool keeps ready for the next sandboxes have cgroups of their own
+        pooled = {d for sp in spawner_pool.ready() if sp.cgroup is not None for d in sp.cgroup.dirs.values()}
+        left = [d for p in parents for d in p.iterdir() if d.name.startswith(prefix) and d not in pooled]
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     assert left == []
+    assert spawner.cgroup.dirs and not any(d in pooled for d in spawner.cgroup.dirs.values())
 
 
 @needs_root
@@ -242,3 +245,18 @@ def test_state_tree_removal_survives_deep_and_locked_trees(tmp_path) -> None:
     _remove_tree(state)
     assert not state.exists() and (outside / "keep.txt").read_text() == "keep"
     _remove_tree(state)  # gone already: nothing happens
+
+
+def test_seccomp_probe_tells_the_filter_apart() -> None:
+    """The battery's seccomp probe fails without the filter (so its EPERM checks can fail), passes with it."""
+    from arl_envs.sandbox.bwrap import BwrapSandbox
+    from arl_envs_tests.sandbox.test_security import check_seccomp_probe, seccomp_probe_code
+
+    code = seccomp_probe_code()
+    with BwrapSandbox(seccomp=False) as sb:
+        result = sb.run(code=code)
+        assert result.ok and "seccomp=0" in result.stdout and "unshare(0x0)=0" in result.stdout, result
+        with pytest.raises(AssertionError):
+            check_seccomp_probe(result, "bwrap")
+    with BwrapSandbox() as sb:
+        check_seccomp_probe(sb.run(code=code), "bwrap")

@@ -8,6 +8,7 @@ table of the README's security section.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import resource
 import shutil
@@ -517,3 +518,144 @@ def test_locking_the_work_dir_cannot_void_later_runs(sandbox_factory, variant, r
             assert after.ok and after.stdout == "/work\n", after
     record(request, "`chmod 000 /work`, then more runs (attack run 2)", variant, after,
            "the next runs start in `/work`, never `sandbox_error` (bwrap: the host restores the mode)")
+
+
+#: Calls the probe makes with harmless arguments; each must fail with EPERM inside every backend (issue 10).
+#: Several would succeed or fail differently without a filter (``unshare(0)`` and ``personality(0x40000)``
+#: succeed, ``bpf``/``add_key``/``io_uring_setup`` with NULL pointers give EFAULT/EINVAL, ``setns(-1)`` EBADF).
+SECCOMP_PROBES = (
+    ("ptrace", (2, 0, 0, 0)), ("process_vm_readv", (1, 0, 0, 0, 0, 0)), ("kcmp", (1, 1, 0, 0, 0)),
+    ("mount", (0, 0, 0, 0, 0)), ("umount2", (0, 0)), ("pivot_root", (0, 0)), ("fsopen", (0, 0)),
+    ("open_tree", (-1, 0, 0)), ("move_mount", (-1, 0, -1, 0, 0)),
+    ("unshare", (0,)), ("unshare", (0x10000000,)), ("setns", (-1, 0)),
+    ("clone", (0x10000000 | 17, 0, 0, 0, 0)), ("clone", (0x20000000 | 17, 0, 0, 0, 0)),
+    ("clone", (0x40000000 | 17, 0, 0, 0, 0)), ("clone", (0x20000 | 17, 0, 0, 0, 0)),
+    ("add_key", (0, 0, 0, 0, 0)), ("keyctl", (0, 0, 0, 0, 0)), ("request_key", (0, 0, 0, 0)),
+    ("bpf", (0, 0, 0)), ("perf_event_open", (0, 0, -1, -1, 0)), ("userfaultfd", (0,)),
+    ("kexec_load", (0, 0, 0, 0)), ("kexec_file_load", (-1, -1, 0, 0, 0)), ("init_module", (0, 0, 0)),
+    ("finit_module", (-1, 0, 0)), ("delete_module", (0, 0)), ("swapon", (0, 0)), ("swapoff", (0,)),
+    ("reboot", (0, 0, 0, 0)), ("personality", (0x0040000,)), ("personality", (0x80040000,)),
+    ("acct", (0,)), ("settimeofday", (0, 0)), ("open_by_handle_at", (-1, 0, 0)),
+)  # fmt: skip
+#: Calls a backend's own profile allows: Docker's default profile allows ``ptrace`` on kernels >= 4.8 (moby
+#: 19.03+; ours denies it). The probe's ``ptrace`` is ``PTRACE_PEEKDATA`` of pid 0 (ESRCH where allowed), not
+#: ``PTRACE_TRACEME``, which would leave the probe traced by Docker's init.
+SECCOMP_PROBE_EXCEPTIONS: dict[str, set[str]] = {"docker": {"ptrace"}}
+
+SECCOMP_PROBE_TEMPLATE = """
+import ctypes, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+res = []
+for name, nr, args in PROBES:
+    ctypes.set_errno(0)
+    rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    res.append(f"{name}({','.join(map(hex, args))})={rc if rc != -1 else -ctypes.get_errno()}")
+ctypes.set_errno(0)
+rc = libc.syscall(ctypes.c_long(CLONE3), ctypes.c_long(0), ctypes.c_long(0))
+res.append(f"clone3={rc if rc != -1 else -ctypes.get_errno()}")
+box = []
+t = threading.Thread(target=lambda: box.append(sum(range(10))))
+t.start(); t.join()
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+_, status = os.waitpid(pid, 0)
+sub = subprocess.run(["/bin/sh", "-c", "echo sub-$((6*7))"], capture_output=True, text=True).stdout.strip()
+mode = [l.split()[1] for l in open("/proc/self/status") if l.startswith("Seccomp:")][0]
+print(" ".join(res))
+print(f"thread={box[0]} fork={os.waitstatus_to_exitcode(status)} {sub} seccomp={mode}")
+"""
+
+
+def seccomp_probe_code() -> str:
+    """The probe program, with this machine's syscall numbers (the sandbox runs on the same kernel)."""
+    seccomp = pytest.importorskip("pyseccomp", reason="pyseccomp (a base dependency) is not installed")
+    arch = seccomp.system_arch()
+    probes = [(name, int(seccomp.resolve_syscall(arch, name)), args) for name, args in SECCOMP_PROBES]
+    clone3 = int(seccomp.resolve_syscall(arch, "clone3"))
+    return f"PROBES = {probes!r}\nCLONE3 = {clone3}\n" + SECCOMP_PROBE_TEMPLATE
+
+
+def check_seccomp_probe(result: ExecResult, variant: str) -> None:
+    within_limit(result)
+    assert result.ok, result
+    calls, normal = result.stdout.strip().splitlines()
+    allowed = SECCOMP_PROBE_EXCEPTIONS.get(variant, set())
+    for item in calls.split():
+        name, value = item.split("=")
+        if name.split("(")[0] in allowed:
+            continue
+        expected = -errno.ENOSYS if name == "clone3" else -errno.EPERM
+        assert int(value) == expected, f"{item}: expected {expected} ({variant})"
+    assert normal == "thread=45 fork=7 sub-42 seccomp=2", normal
+
+
+def test_denied_syscalls_fail_with_eperm(sandbox_factory, variant, request) -> None:
+    """What Docker's default seccomp profile denies fails with EPERM in runs and sessions (clone3: ENOSYS, so
+    glibc falls back to the checked clone), while threads, fork and subprocesses work (issue 10)."""
+    code = seccomp_probe_code()
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=code)
+        check_seccomp_probe(result, variant)
+        with sb.open_session() as session:
+            check_seccomp_probe(session.run(code), variant)
+    record(request, "ptrace, mount, keyctl, bpf, perf, userfaultfd, kexec, modules, namespaces, personality... "
+           "(issue 10)", variant, result, "EPERM in runs and sessions (clone3: ENOSYS); threads, fork, "
+           "subprocesses work")
+
+
+#: Prints shmget's result (or -errno) and whether memfd_create works (or -errno).
+SHARED_MEMORY_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+rc = libc.shmget(0, 1 << 20, 0o1600)
+print(rc if rc != -1 else -ctypes.get_errno())
+try:
+    os.close(os.memfd_create('m')); print('memfd ok')
+except OSError as e:
+    print(-e.errno)
+"""
+
+
+def test_shared_memory_without_cgroup(sandbox_factory, variant, request) -> None:
+    """Without a memory cgroup nothing counts SysV segments or memfds: the filter refuses them (bwrap-rlimits);
+    with one they are charged to it and allowed."""
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        result = sb.run(code=SHARED_MEMORY_PROBE)
+    within_limit(result)
+    shm, memfd = result.stdout.split("\n")[:2]
+    if variant == "bwrap-rlimits":
+        assert (shm, memfd) == (str(-errno.EPERM), str(-errno.EPERM)), result
+        outcome = "shmget and memfd_create fail with EPERM"
+    else:
+        assert int(shm) >= 0 and memfd == "memfd ok", result
+        outcome = "allowed (charged to the memory cgroup)"
+    record(request, "SysV shm / memfd without a memory cgroup (issue 10)", variant, result, outcome)
+
+
+def test_prestarted_session_starts_clean(sandbox_factory, variant, request) -> None:
+    """The next episode's interpreter, launched at ``reset()`` (issue 18), is as fresh and as confined as a
+    cold one: no state, files or processes of the episode before, the seccomp filter and memory limit on."""
+    marker = f"prestart-{uuid.uuid4().hex}"
+    with sandbox_factory(BATTERY_LIMITS) as sb:
+        with sb.open_session() as first:
+            cell = (f"secret = '{marker}'\nimport subprocess\nopen('/work/{marker}', 'w').write('x')\n"
+                    f"open('/tmp/{marker}', 'w').write('x')\n"
+                    f"subprocess.Popen(['/bin/sh', '-c', 'exec -a {marker} sleep 600'])\n")  # fmt: skip
+            assert first.run(cell).ok
+        sb.write_files({"episode2.txt": "new"})  # after close, before reset: must be gone too
+        sb.reset()
+        with sb.open_session() as session:
+            if variant.startswith("bwrap"):
+                assert session.prestarted
+            look = session.run(
+                "import os\nprint('secret' in globals(), sorted(os.listdir('/work')), "
+                f"os.path.exists('/tmp/{marker}'))\n"
+                "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Seccomp:')][0])"
+            )
+            assert look.ok and look.stdout == "False [] False\n2\n", look
+            bomb = session.run("x = bytearray(1 << 30); x[::4096] = b'1' * len(x[::4096]); print('kept')")
+            assert "kept" not in bomb.stdout and (bomb.oom_killed or "MemoryError" in bomb.stderr), bomb
+    assert survivors(marker) == []
+    record(request, "pre-started next-episode session (issue 18)", variant, look,
+           "no state, files or processes of the episode before; seccomp and memory limit on")
