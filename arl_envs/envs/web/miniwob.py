@@ -91,6 +91,7 @@ class MiniWoBTaskInfo:
     name: str
     deterministic: bool = True
     note: str = ""
+    restartable: bool = True
 
 
 def _tasks(names: str, **kw: Any) -> list[MiniWoBTaskInfo]:
@@ -255,6 +256,7 @@ _START_JS = r"""
     if (started) return;
     started = true;
     try {
+      if (window.__arl && window.__arl.episodeBegins) window.__arl.episodeBegins();
       Math.seedrandom(SEED);
       core.startEpisodeReal();
       // the turn budget replaces the page's clock: cancel the end-of-episode timer and the countdown
@@ -266,6 +268,18 @@ _START_JS = r"""
     w.forEach(function (f) { f(); });
   }
   window.addEventListener('load', start);
+  // the env's in-place reset (what the miniwob package's own env does at reset: seed, then startEpisodeReal);
+  // returns why it cannot restart, or null
+  window.__arlRestart = function (seed) {
+    if (!started || startError !== null) return 'the episode never started';
+    try {
+      Math.seedrandom(seed);
+      core.startEpisodeReal();
+      clearTimeout(core.EP_TIMER);
+      clearInterval(core.CD_TIMER);
+    } catch (e) { startError = String(e && e.stack || e); return 'core.startEpisodeReal failed: ' + startError; }
+    return null;
+  };
   function readState() {
     var u = null, fields = null, probe = null, probeError = null;
     try {
@@ -362,6 +376,7 @@ class MiniWoBTask(WebTask):
         self.name = f"{MINIWOB_ROOT}-{task}"  # pages under http://arl.test/miniwob-<task>/; task ids "miniwob-<task>:<seed>"
         self.info = MINIWOB_TASKS[task]
         self._expert = EXPERTS.get(task)
+        self.restart_in_place = self.info.restartable
 
     @property
     def has_expert(self) -> bool:
@@ -492,6 +507,12 @@ class MiniWoBEnv(_web_env_class()):  # type: ignore[misc]
             UnknownMiniWoBTask: ``task`` is not listed.
         """
         self.task = MiniWoBTask(task)
+        self._restart_ok = False
+
+    def _restart_request(self) -> tuple[str, Any]:
+        """MiniWoB++ pages restart through their own core: ``("core", the new episode's seed string)``."""
+        assert self._instance is not None
+        return "core", self._instance.goal["seed"]
 
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:
         # the utterance is drawn by the page itself: show it as the goal once the page has started
