@@ -517,10 +517,10 @@ class WebEnv(AgentEnv):
             return "a second tab was opened"
         if self._episode_dialog:
             return "the page opened a dialog"
-        if mode == "rebuild" and self._episode_requests:
-            return "the page made requests during the episode"
         if slot.page.url != task_url(self.task.name):
             return "the page navigated away from the task's start page"
+        if mode == "rebuild" and self._episode_requests:
+            return "the page made requests during the episode"
         return None
 
     async def _restart_in_place_async(self, slot: _ContextSlot) -> bool:
