@@ -245,7 +245,6 @@ class WebEnv(AgentEnv):
         self._tab_titles: list[str] = []
         self._fresh_pages: set[Any] = set()
         self._first_prefix = 0
-        self._start_prefix = 0
         # in-place restart (see _restart_in_place_async): the page's episode token, and what rules a restart out
         self._episode_token: str | None = None
         self._token_counter = 0
@@ -454,14 +453,13 @@ class WebEnv(AgentEnv):
         if slot is None or slot.generation != host.generation or slot.page is None or slot.page.is_closed():
             await self._close_context_async(pool=False)
             await self._acquire_slot_async(browser)
-            self.last_reset_reason = "first episode in this browser context"
-        else:
-            if await self._restart_in_place_async(slot):
-                return
-            await self._clean_slot_async(slot)
+            slot = self._slot
+            assert slot is not None
+        if await self._restart_in_place_async(slot):
+            return
+        await self._clean_slot_async(slot)
         assert self._slot is not None
         self.last_reset_mode = "reload"
-        history_dirty = self._counter - self._start_prefix > 1 or len(self._pages) > 1
         self._begin_episode_state()
         page = self._pages[0]
         url = task_url(self.task.name)
@@ -476,13 +474,11 @@ class WebEnv(AgentEnv):
         if fast is None:
             await self._slot.ctx.clear_cookies()
             await page.goto(url, wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
-            history_dirty = True
         elif fast.get("cookies"):
             await self._slot.ctx.clear_cookies()
         token = self._next_token()
         await self._snapshot_async(token=token)
-        if history_dirty:
-            await self._slot.cdp.send("Page.resetNavigationHistory")
+        await self._slot.cdp.send("Page.resetNavigationHistory")  # (pushState entries too)
         self._episode_token = token
         self._restart_ok = True
         self._episode_requests = 0
@@ -493,7 +489,7 @@ class WebEnv(AgentEnv):
         self._pages = [self._slot.page]
         self._fresh_pages = set()
         self._active = 0
-        self._counter = self._start_prefix = self._first_prefix
+        self._counter = self._first_prefix
         self._episode_dialog = False
 
     def _next_token(self) -> str:
@@ -510,7 +506,7 @@ class WebEnv(AgentEnv):
         if not getattr(self.task, "restart_in_place", True):
             return f"task {self.task.name!r} reloads its page every episode"
         if not self._restart_ok or self._episode_token is None:
-            return "the previous episode did not end in a usable page"
+            return "no episode to restart from (first episode in this browser context, or the last one was unusable)"
         if self._crashed or not self._host.is_alive():
             return "the browser or page crashed"
         if len(slot.ctx.pages) != 1 or self._pages != [slot.page]:
@@ -554,13 +550,18 @@ class WebEnv(AgentEnv):
         key = (self.viewport, self.fixed_time)
         pool = self._host.context_pool
         slot = None
-        while pool:
-            cand = pool.pop()
-            if cand.key == key and cand.generation == self._host.generation and not cand.page.is_closed():
+        usable = [c for c in pool if c.key == key and c.generation == self._host.generation and not c.page.is_closed()]
+        for cand in usable:  # prefer a page of this task that can restart in place
+            if cand.resume is not None and cand.resume[0] == self.task.name:
                 slot = cand
                 break
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(cand.ctx.close(), 10)
+        if slot is None and usable:
+            slot = usable[-1]
+        for cand in list(pool):
+            if cand not in usable:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(cand.ctx.close(), 10)
+        pool[:] = [c for c in usable if c is not slot]
         if slot is None:
             ctx = await browser.new_context(
                 viewport={"width": self.viewport[0], "height": self.viewport[1]},
@@ -585,6 +586,11 @@ class WebEnv(AgentEnv):
         self._ctx = slot.ctx
         self._ctx_generation = slot.generation
         self._crashed = None
+        resume, slot.resume = slot.resume, None
+        self._restart_ok = resume is not None and resume[0] == self.task.name
+        self._episode_token = resume[1] if self._restart_ok and resume else None
+        self._pages = [slot.page]
+        self._active = 0
 
     async def _clean_slot_async(self, slot: _ContextSlot) -> None:
         """Close the previous episode's extra tabs (the main tab stays)."""
@@ -639,7 +645,18 @@ class WebEnv(AgentEnv):
                 await route.abort()
 
     async def _close_context_async(self, pool: bool = True) -> None:
-        """Give the context back to the host's pool (clean) or close it."""
+        """Give the context back to the host's pool (clean) or close it.
+
+        A pooled context keeps its page when the episode could restart in place (same checks as a reset), so the
+        next env of the same task starts its first episode there without a page load; otherwise it is left on
+        ``about:blank``. Storage and cookies are cleared either way.
+        """
+        resume = None
+        if pool and self._slot is not None and self._instance is not None and not self._crashed:
+            with contextlib.suppress(Exception):
+                if self._restart_refusal(self._slot, self._restart_request()[0]) is None:
+                    resume = (self.task.name, self._episode_token)
+        self._restart_ok = False
         slot, self._slot = self._slot, None
         self._ctx = None
         self._pages = []
@@ -663,7 +680,9 @@ class WebEnv(AgentEnv):
                 with contextlib.suppress(Exception):  # one origin for all tasks: clear its storage
                     await slot.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
                 await slot.ctx.clear_cookies()
-                await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
+                slot.resume = resume
+                if resume is None:
+                    await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
                 host.context_pool.append(slot)
                 return
             except Exception:
@@ -916,6 +935,8 @@ class _ContextSlot:
         self.owner: WebEnv | None = None
         self.page: Any = None
         self.cdp: Any = None
+        #: ``(task name, episode token)`` while pooled with a page the next env of that task may restart in.
+        self.resume: tuple[str, str | None] | None = None
 
     async def route(self, route: Any) -> None:
         owner = self.owner
