@@ -133,6 +133,17 @@ class WebEnv(AgentEnv):
         opens ``index.html``. The agent acts on the page through element ids from the accessibility tree; the
         task's validator reads the real page state (``window.arlState()``) after every step.
 
+        Reset: when it can be trusted, the next episode starts IN the document the tab already has (no page
+        load): our task pages are rebuilt from the new instance's ``index.html`` (mode ``"rebuild"``), MiniWoB++
+        pages restart through their own ``core.startEpisodeReal()`` (mode ``"core"``); see
+        :data:`arl_envs.envs.web.axtree.RESTART_CALL` for what is cleared. It is not trusted, and the page is
+        reloaded, for the first episode in a browser context, after a navigation away from ``index.html``, a
+        second tab, a dialog, a request of the page (rebuild), history changes, a crash, page scripts that fail
+        when re-run, work of the previous episode still pending (core), or a task with
+        ``restart_in_place = False``. A restarted episode gives the same observations as a freshly loaded one
+        (same seed, same actions). ``last_reset_mode`` (``"restart"``/``"reload"``) and ``last_reset_reason``
+        report what happened.
+
     Observation:
         Text: the goal, the URL, the open tabs, the focused element, the last action and its error (if any), any
         dialog the page opened (accepted automatically), then the accessibility tree with an element id (bid)
@@ -179,7 +190,8 @@ class WebEnv(AgentEnv):
         fixed_time: ISO time ``Date.now()`` returns in pages (None: the real clock, not reproducible).
 
     Version history:
-        v0: first version (issue 11).
+        v0: first version (issue 11); in-place episode restart and seed-derived two-letter id prefixes added
+        later in v0 (observations of a given seed changed only in their ids).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}

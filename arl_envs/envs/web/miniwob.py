@@ -91,7 +91,6 @@ class MiniWoBTaskInfo:
     name: str
     deterministic: bool = True
     note: str = ""
-    restartable: bool = True
 
 
 def _tasks(names: str, **kw: Any) -> list[MiniWoBTaskInfo]:
@@ -376,7 +375,6 @@ class MiniWoBTask(WebTask):
         self.name = f"{MINIWOB_ROOT}-{task}"  # pages under http://arl.test/miniwob-<task>/; task ids "miniwob-<task>:<seed>"
         self.info = MINIWOB_TASKS[task]
         self._expert = EXPERTS.get(task)
-        self.restart_in_place = self.info.restartable
 
     @property
     def has_expert(self) -> bool:

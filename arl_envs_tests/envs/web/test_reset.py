@@ -107,6 +107,10 @@ class ReloadingLeakTask(LeakTask):
     restart_in_place = False
 
 
+class FallbackLeakTask(LeakTask):
+    name = "test-leak-fallbacks"  # no pooled page of an earlier test's env to restart in
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _one_browser():
     with hold_browser():
@@ -172,7 +176,7 @@ _FALLBACKS = [
 
 
 def test_untrusted_restarts_reload_and_the_next_episode_restarts_again():
-    env = WebEnv(LeakTask())
+    env = WebEnv(FallbackLeakTask())
     try:
         env.reset(seed=0)
         assert env.last_reset_mode == "reload" and "first episode" in env.last_reset_reason
