@@ -12,7 +12,8 @@ What is timed, all in ONE run on the same machine (the references come from ``be
   (a) each env in its own thread sharing the process's one browser, (b) ``make_vec(..., mode="async")`` (one
   subprocess and one Chromium per env), (c) the ``miniwob`` package's own env in N processes (one Chromium each).
   Each row also gives the CPU milliseconds per env call spent by Python, the driver (Playwright's node process or
-  chromedriver) and Chromium, read from ``/proc``: with 2 cores, ``2000 / (sum)`` calls/s is the ceiling.
+  chromedriver) and Chromium, read from ``/proc``, and the cores the run kept busy (calls/s x CPU per call): with
+  2 cores, ``2000 / (CPU ms per call)`` calls/s is the ceiling, reached only when nothing else runs.
 * references: the ``miniwob`` package's own Gymnasium env (Selenium, screenshots off) and BrowserGym's
   (``browsergym-miniwob`` at default settings, in the venv named by ``$ARL_BROWSERGYM_PYTHON``), if available.
 
@@ -106,7 +107,8 @@ def _first_bid_action(obs: str) -> str:
 def tree_cpu_seconds() -> dict[str, float]:
     """CPU seconds (user + system) used so far by this process and its descendants, by kind.
 
-    Kinds: ``python`` (this process and Python workers), ``driver`` (Playwright's node driver, chromedriver),
+    Kinds: ``python`` (this process and Python workers), ``driver`` (Playwright's node driver, whose process is
+    named ``node-MainThread``; chromedriver),
     ``browser`` (Chromium's processes: browser, renderers, GPU/utility), ``other``. Read from ``/proc``; a process
     that has exited is not counted (so take differences over runs whose processes outlive them).
     """
@@ -134,7 +136,7 @@ def tree_cpu_seconds() -> dict[str, float]:
         if p != root:
             continue
         low = name.lower()
-        kind = ("driver" if low in ("node", "chromedriver") else "browser" if "chrom" in low
+        kind = ("driver" if low.startswith("node") or low == "chromedriver" else "browser" if "chrom" in low
                 else "python" if low.startswith("python") else "other")
         out[kind] += cpu
     return out
@@ -294,19 +296,20 @@ def _report(out: dict[str, Any]) -> None:
             print(f"| {label} | miniwob/{task} | its default | {s['reset_p50_ms']:.1f} | {s['reset_p99_ms']:.1f} | "
                   f"{s['step_p50_ms']:.1f} | {s['step_p99_ms']:.1f} |")
     print(f"\n## throughput ({THROUGHPUT_TASK}, click on the instruction box, reset every {STEPS_PER_EPISODE} steps)")
-    print("| env | how | parallel envs | env calls/s | CPU ms per call: python / driver / browser / other |")
-    print("|---|---|---:|---:|---|")
+    print("| env | how | parallel envs | env calls/s | CPU ms per call: python / driver / browser / other | cores busy |")
+    print("|---|---|---:|---:|---|---:|")
     rows = [("ours", "threads, one browser", out.get("throughput", [])),
             ("ours", "make_vec async: processes, one browser each", out.get("throughput_vec", [])),
             ("miniwob (own env)", "processes, one browser each", out.get("miniwob_ref_parallel", []))]
     for label, how, runs in rows:
         for r in runs:
             if "unavailable" in r:
-                print(f"| {label} | {how} | - | unavailable: {r['unavailable'][:100]} | |")
+                print(f"| {label} | {how} | - | unavailable: {r['unavailable'][:100]} | | |")
                 continue
             c = r["cpu_ms_per_call"]
+            busy = r["calls_per_s"] * sum(c.values()) / 1000  # cores this run kept busy on average
             print(f"| {label} | {how} | {int(r['envs'])} | {r['calls_per_s']:.1f} | "
-                  f"{c['python']:.1f} / {c['driver']:.1f} / {c['browser']:.1f} / {c['other']:.1f} |")
+                  f"{c['python']:.1f} / {c['driver']:.1f} / {c['browser']:.1f} / {c['other']:.1f} | {busy:.2f} |")
 
 
 if __name__ == "__main__":

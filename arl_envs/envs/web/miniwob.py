@@ -549,21 +549,24 @@ def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
     Args:
         env: A :class:`MiniWoBEnv` (its task is surveyed).
         seed: Reset seed.
-        repeat: Reset a second time with the same seed and compare the observations.
+        repeat: Reset a second time with the same seed (in place when the env trusts a restart) and compare the
+            observations.
 
     Returns:
-        ``{"task", "ok", "same_instance", "utterance", "problem"}``: ``ok`` when the episode started (no exception
-        in ``core.startEpisodeReal``), the page shows a non-empty utterance, raised no uncaught error and is not
-        already done; ``same_instance`` when the second reset with the same seed gave the same observation
-        (None without ``repeat``).
+        ``{"task", "ok", "same_instance", "second_reset", "utterance", "problem"}``: ``ok`` when the episode
+        started (no exception in ``core.startEpisodeReal``), the page shows a non-empty utterance, raised no
+        uncaught error and is not already done; ``same_instance`` when the second reset with the same seed gave
+        the same observation, and ``second_reset`` how it started (``"restart"`` in the same document or
+        ``"reload"``, see :class:`~arl_envs.envs.web.env.WebEnv`); both None without ``repeat``.
     """
     task = env.task.task
     try:
         obs1, _ = env.reset(seed=seed)
         state = dict(env._state)
         obs2 = env.reset(seed=seed)[0] if repeat else None
+        second = env.last_reset_mode if repeat else None
     except Exception as exc:  # noqa: BLE001  (a page that cannot load is a survey result, not a crash)
-        return {"task": task, "ok": False, "same_instance": False, "utterance": None,
+        return {"task": task, "ok": False, "same_instance": False, "second_reset": None, "utterance": None,
                 "problem": f"{type(exc).__name__}: {exc}"}
     problems = []
     if not state.get("started"):
@@ -574,8 +577,8 @@ def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
         problems.append(f"page errors: {state['page_errors']}")
     if state.get("done"):
         problems.append("done at reset")
-    return {"task": task, "ok": not problems, "same_instance": (obs1 == obs2) if repeat else None, "utterance": state.get("utterance"),
-            "problem": "; ".join(problems)}
+    return {"task": task, "ok": not problems, "same_instance": (obs1 == obs2) if repeat else None,
+            "second_reset": second, "utterance": state.get("utterance"), "problem": "; ".join(problems)}
 
 
 def survey(tasks: list[str] | None = None, seed: int = 0) -> list[dict[str, Any]]:
@@ -612,8 +615,10 @@ def _main() -> None:
     rows = survey(args.tasks or None)
     for r in rows:
         flag = "ok  " if r["ok"] else "FAIL"
-        print(f"{flag} {r['task']:<28} same-instance={r['same_instance']!s:<5} {r['problem'] or r['utterance']}")
-    print(f"{sum(r['ok'] for r in rows)}/{len(rows)} task pages work")
+        print(f"{flag} {r['task']:<28} same-instance={r['same_instance']!s:<5} second-reset={r['second_reset']!s:<7} "
+              f"{r['problem'] or r['utterance']}")
+    print(f"{sum(r['ok'] for r in rows)}/{len(rows)} task pages work; "
+          f"{sum(r['second_reset'] == 'restart' for r in rows)} restarted in place at the second reset")
 
 
 if __name__ == "__main__":
