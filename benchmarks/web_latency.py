@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gymnasium as gym  # noqa: E402
 
 import arl_envs  # noqa: E402,F401  (registers the ids)
-from arl_envs.envs.web.browser import hold_browser  # noqa: E402
+from arl_envs.envs.web.browser import descends_from, hold_browser, process_table  # noqa: E402
 from web_miniwob_ref import _summary  # noqa: E402  (one percentile summary for ours and the references)
 
 #: MiniWoB++ tasks timed for ours and for the references (cheap, common; a click on #area ends no episode).
@@ -112,28 +112,11 @@ def tree_cpu_seconds() -> dict[str, float]:
     ``browser`` (Chromium's processes: browser, renderers, GPU/utility), ``other``. Read from ``/proc``; a process
     that has exited is not counted (so take differences over runs whose processes outlive them).
     """
-    tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    info: dict[int, tuple[str, float]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                data = fh.read().decode("utf-8", "replace")
-        except OSError:
-            continue
-        lpar, rpar = data.find("("), data.rfind(")")
-        fields = data[rpar + 2:].split()
-        parents[int(entry)] = int(fields[1])
-        info[int(entry)] = (data[lpar + 1:rpar], (int(fields[11]) + int(fields[12])) / tick)
+    table = process_table()
     root = os.getpid()
     out = {"python": 0.0, "driver": 0.0, "browser": 0.0, "other": 0.0}
-    for pid, (name, cpu) in info.items():
-        p, hops = pid, 0
-        while p and p != root and hops < 64:
-            p, hops = parents.get(p, 0), hops + 1
-        if p != root:
+    for pid, (_, name, cpu) in table.items():
+        if not descends_from(pid, root, table):
             continue
         low = name.lower()
         kind = ("driver" if low.startswith("node") or low == "chromedriver" else "browser" if "chrom" in low
