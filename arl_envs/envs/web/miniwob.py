@@ -70,8 +70,9 @@ SUCCESS_RAW_REWARD = 1.0 - 1e-9
 #: Default turn budget of an episode (the page's own timer is cancelled, see the module docstring).
 DEFAULT_MAX_TURNS = 30
 #: Milliseconds ``arlState()`` waits for the episode to start when asked during page load (then answers anyway,
-#: with ``started`` False, which the validator treats as not done).
-START_WAIT_MS = 5000
+#: with ``started`` False, which the validator treats as not done). 15 s: under a load average of 25 on 2 cores a
+#: jQuery UI page took longer than the former 5 s once (its expert then saw no utterance); below STEP_TIMEOUT_S.
+START_WAIT_MS = 15000
 #: Upper bound of the per-episode page seed (``"arl-<n>"``, ``0 <= n < SEED_RANGE``).
 SEED_RANGE = 2**31 - 1
 
