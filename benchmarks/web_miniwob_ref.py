@@ -76,15 +76,6 @@ def _chromium_paths() -> tuple[str, str]:
     return binary, driver
 
 
-def _area_ref(obs: dict[str, Any]) -> int:
-    """MiniWoB ref of the task's ``#area`` element (or of the first element if the task has none)."""
-    elements = obs["dom_elements"]
-    for el in elements:
-        if el.get("id") == "area":
-            return int(el["ref"])
-    return int(elements[0]["ref"])
-
-
 def miniwob_reference_latency(tasks: list[str] | tuple[str, ...] = DEFAULT_TASKS,
                               n_steps: int = DEFAULT_STEPS) -> dict[str, Any]:
     """Time the ``miniwob`` package's own Gymnasium env on ``tasks`` (screenshots off).
@@ -129,7 +120,7 @@ def miniwob_reference_latency(tasks: list[str] | tuple[str, ...] = DEFAULT_TASKS
                     reset_s.append(time.perf_counter() - t0)
                     episode += 1
                     need_reset = False
-                action = raw.create_action(ActionTypes.CLICK_ELEMENT, ref=_area_ref(obs))
+                action = raw.create_action(ActionTypes.CLICK_ELEMENT, ref=_element_ref(obs, "area"))
                 t0 = time.perf_counter()
                 obs, _, terminated, truncated, _ = env.step(action)
                 step_s.append(time.perf_counter() - t0)
@@ -141,6 +132,100 @@ def miniwob_reference_latency(tasks: list[str] | tuple[str, ...] = DEFAULT_TASKS
         all_step += step_s
     return {"impl": f"miniwob {getattr(miniwob, '__version__', '?')} (selenium)", "tasks": per_task,
             "all": _summary(all_reset, all_step)}
+
+
+def _element_ref(obs: dict[str, Any], element_id: str) -> int:
+    """MiniWoB ref of the element with DOM id ``element_id`` (or of the first element if there is none)."""
+    for el in obs["dom_elements"]:
+        if el.get("id") == element_id:
+            return int(el["ref"])
+    return int(obs["dom_elements"][0]["ref"])
+
+
+def _miniwob_throughput_worker(task: str, seed: int, steps_per_episode: int, barrier: Any, stop: Any,
+                               counts: Any, i: int) -> None:
+    """One process of :func:`miniwob_reference_throughput`: its own miniwob env (its own Chromium)."""
+    import gymnasium as gym
+    import miniwob
+    from miniwob.action import ActionTypes
+
+    gym.register_envs(miniwob)
+    env = gym.make(f"miniwob/{task}-v1")
+    try:
+        raw = env.unwrapped
+        opts = {"record_screenshots": False}
+        obs, _ = env.reset(seed=seed, options=opts)
+        barrier.wait()  # every worker is ready: the clock starts
+        n = in_episode = 0
+        while not stop.is_set():
+            obs, _, term, trunc, _ = env.step(raw.create_action(ActionTypes.CLICK_ELEMENT,
+                                                                ref=_element_ref(obs, "query")))
+            n, in_episode = n + 1, in_episode + 1
+            if term or trunc or in_episode == steps_per_episode:
+                obs, _ = env.reset(options=opts)
+                n, in_episode = n + 1, 0  # a reset counts as one env call
+            counts[i] = n
+        barrier.wait()  # the parent reads the CPU counters while every worker is still alive
+        barrier.wait()
+    finally:
+        env.close()
+
+
+def miniwob_reference_throughput(task: str, n_procs: int, seconds: float, steps_per_episode: int = STEPS_PER_EPISODE,
+                                 cpu_fn: Any = None) -> dict[str, Any]:
+    """Env calls/s (steps + resets) of the ``miniwob`` package's own env in ``n_procs`` processes (one Chromium each).
+
+    Each process steps ``CLICK_ELEMENT`` on the instruction box (``#query``; ends no episode) with a reset every
+    ``steps_per_episode`` steps, for ``seconds`` after every process is ready.
+
+    Args:
+        task: MiniWoB++ task name.
+        n_procs: Parallel processes.
+        seconds: Measured wall time.
+        steps_per_episode: Steps between resets.
+        cpu_fn: Optional ``() -> {kind: cpu seconds}`` of this process tree (see ``web_latency.tree_cpu_seconds``);
+            when given, the result has ``cpu_ms_per_call``.
+
+    Returns:
+        ``{"envs", "calls_per_s"[, "cpu_ms_per_call"]}``.
+
+    Raises:
+        RuntimeError: Chromium or chromedriver is missing, or a worker failed.
+    """
+    import multiprocessing as mp
+
+    binary, driver = _chromium_paths()
+    os.environ.setdefault("MINIWOB_CHROME_BINARY", binary)
+    os.environ.setdefault("MINIWOB_CHROMEDRIVER", driver)
+    ctx = mp.get_context("spawn")
+    barrier, stop, counts = ctx.Barrier(n_procs + 1, timeout=120), ctx.Event(), ctx.Array("l", n_procs)
+    procs = [ctx.Process(target=_miniwob_throughput_worker, args=(task, i, steps_per_episode, barrier, stop, counts, i))
+             for i in range(n_procs)]
+    for p in procs:
+        p.start()
+    try:
+        barrier.wait()
+        cpu0 = cpu_fn() if cpu_fn else None
+        t0 = time.perf_counter()
+        time.sleep(seconds)
+        stop.set()
+        barrier.wait()
+        elapsed = time.perf_counter() - t0
+        cpu1 = cpu_fn() if cpu_fn else None
+        barrier.wait()
+    except Exception as exc:
+        raise RuntimeError(f"a miniwob worker failed: {exc}") from exc
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(60)
+            if p.is_alive():
+                p.kill()
+    calls = float(sum(counts))
+    out: dict[str, Any] = {"envs": float(n_procs), "calls_per_s": calls / elapsed}
+    if cpu0 is not None and cpu1 is not None:
+        out["cpu_ms_per_call"] = {k: 1000 * (cpu1[k] - cpu0[k]) / max(calls, 1.0) for k in cpu0}
+    return out
 
 
 #: Environment variable naming a Python interpreter that has ``browsergym-miniwob`` installed. BrowserGym pins

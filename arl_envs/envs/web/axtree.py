@@ -22,7 +22,10 @@ elements (``display:none``, ``visibility:hidden``, ``aria-hidden="true"``) are l
 Bids: every visible element gets a ``data-arl-bid`` attribute ``<document prefix><number>``, e.g. ``a12``. The
 prefix (``a``, ``b``, ..., ``z``, ``ba``, ...) is given to each new DOCUMENT (page load, iframe load) from a
 per-episode counter, so an element keeps its bid while its document lives and a bid from a document that is
-gone (after a navigation) is recognised as stale instead of silently naming another element. Iframes carry
+gone (after a navigation) is recognised as stale instead of silently naming another element. The counter of an
+episode starts at a two-letter prefix drawn from the task instance (``WebEnv``), so a restarted episode and a
+freshly loaded one with the same seed show the same bids, while ids from the previous episode (another prefix)
+are rejected. Iframes carry
 ``data-arl-frame="<prefix of their document>"`` so an action can reach into them.
 """
 
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the in-page helper; bump when SNAPSHOT_JS changes.
-HELPER_VERSION = 6
+HELPER_VERSION = 7
 #: Longest text of one node (characters); longer text is cut with "...".
 MAX_NODE_TEXT = 300
 #: Longest accessible name (characters).
@@ -49,6 +52,164 @@ _BID_RE = re.compile(r"^([a-z]+)(\d+)$")
 #: document listeners) belongs to one document: a window that is reused for the next document (a popup's initial
 #: about:blank replaced by its URL) must get a fresh helper, else a stale "leaving" flag stalls every snapshot.
 HELPER_READY_JS = f"(window.__arl && window.__arl.v === {HELPER_VERSION} && window.__arl.doc === document)"
+
+_EPISODE_JS = r"""
+// ---- in-place episode restart (env.WebEnv's reset; see restartEpisode below) ------------------------------------
+// What page code schedules or attaches outside the <body> is tracked from here on, so that a restart can cancel it
+// ("rebuild": our own task pages) or refuse to run while any of it is pending ("core": MiniWoB++ pages).
+const early = document.readyState === 'loading';  // installed by the init script, before any page script ran
+const ep = {timers: new Set(), rafs: new Set(), listeners: [], observers: new Set(), token: null, url: null};
+const W = window, _st = W.setTimeout, _si = W.setInterval, _ct = W.clearTimeout, _ci = W.clearInterval;
+const _raf = W.requestAnimationFrame, _caf = W.cancelAnimationFrame;
+W.setTimeout = function (fn, ...rest) {
+  let id;
+  const f = typeof fn === 'function' ? function (...a) { ep.timers.delete(id); return fn.apply(this, a); } : fn;
+  id = _st.call(W, f, ...rest);
+  ep.timers.add(id);
+  return id;
+};
+W.setInterval = function (...args) { const id = _si.apply(W, args); ep.timers.add(id); return id; };
+W.clearTimeout = function (id) { ep.timers.delete(id); return _ct.call(W, id); };
+W.clearInterval = function (id) { ep.timers.delete(id); return _ci.call(W, id); };
+W.requestAnimationFrame = function (cb) {
+  let id;
+  id = _raf.call(W, function (t) { ep.rafs.delete(id); return cb(t); });
+  ep.rafs.add(id);
+  return id;
+};
+W.cancelAnimationFrame = function (id) { ep.rafs.delete(id); return _caf.call(W, id); };
+const ET = EventTarget.prototype, _ael = ET.addEventListener, _rel = ET.removeEventListener;
+const outside = (t) => t === W || t === document || (t && (t === document.documentElement || t === document.head ||
+  t === document.body));
+const capOf = (o) => !!(o === true || (o && typeof o === 'object' && o.capture));
+ET.addEventListener = function (type, fn, opts) {
+  if (fn && outside(this)) ep.listeners.push([this, String(type), fn, capOf(opts)]);
+  return _ael.call(this, type, fn, opts);
+};
+ET.removeEventListener = function (type, fn, opts) {
+  const c = capOf(opts), t = String(type);
+  ep.listeners = ep.listeners.filter((l) => !(l[0] === this && l[1] === t && l[2] === fn && l[3] === c));
+  return _rel.call(this, type, fn, opts);
+};
+for (const O of [W.MutationObserver, W.ResizeObserver, W.IntersectionObserver]) {
+  if (!O) continue;
+  const _obs = O.prototype.observe, _disc = O.prototype.disconnect;
+  O.prototype.observe = function (...a) { ep.observers.add(this); return _obs.apply(this, a); };
+  O.prototype.disconnect = function (...a) { ep.observers.delete(this); return _disc.apply(this, a); };
+}
+const onProps = (o) => { const out = []; for (const k in o) if (/^on[a-z]+$/.test(k)) out.push(k); return out; };
+function episode(token) { ep.token = token; ep.url = location.href; }
+function episodeBegins() {  // a MiniWoB++ page's own episode starts: what its loading code scheduled stays
+  ep.timers.clear(); ep.rafs.clear(); ep.listeners = []; ep.observers.clear();
+}
+function pendingWork() {
+  const n = ep.timers.size + ep.rafs.size + ep.listeners.length + ep.observers.size;
+  return n ? `${ep.timers.size} timer(s), ${ep.rafs.size} animation frame(s), ${ep.listeners.length} ` +
+    `window/document listener(s) and ${ep.observers.size} observer(s) of the previous episode are live` : null;
+}
+function cancelWork() {
+  for (const id of ep.timers) { _ct.call(W, id); _ci.call(W, id); }
+  for (const id of ep.rafs) _caf.call(W, id);
+  for (const [t, type, fn, cap] of ep.listeners) _rel.call(t, type, fn, cap);
+  for (const o of ep.observers) { try { o.disconnect(); } catch (e) {} }
+  ep.timers.clear(); ep.rafs.clear(); ep.listeners = []; ep.observers.clear();
+  for (const o of [W, document]) for (const k of onProps(o)) { try { if (o[k] !== null) o[k] = null; } catch (e) {} }
+}
+function clearStorage() {
+  try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}
+  const parts = location.pathname.split('/');
+  for (const c of document.cookie.split(';')) {
+    const n = c.split('=')[0].trim();
+    if (!n) continue;
+    for (let i = 1; i <= parts.length; i++) {
+      const p = parts.slice(0, i).join('/') || '/';
+      document.cookie = n + '=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=' + p;
+    }
+  }
+  return document.cookie;
+}
+function forgetBids(doc, depth) {  // the next snapshot numbers this document as a new one ('a', from 0)
+  delete doc.__arlPrefix; delete doc.__arlNext;
+  for (const el of doc.querySelectorAll('[data-arl-bid]')) el.removeAttribute('data-arl-bid');
+  for (const el of doc.querySelectorAll('[data-arl-frame]')) el.removeAttribute('data-arl-frame');
+  if (depth > 8) return;
+  for (const f of doc.querySelectorAll('iframe,frame')) {
+    let cd = null; try { cd = f.contentDocument; } catch (e) {}
+    if (cd) forgetBids(cd, depth + 1);
+  }
+}
+function resetUserState() {
+  const sel = W.getSelection && W.getSelection();
+  if (sel) sel.removeAllRanges();
+  const a = document.activeElement;
+  if (a && a !== document.body && a.blur) a.blur();
+  W.scrollTo(0, 0);
+  leaving = false; lastSubmit = null; formSubmitted = false; opened = 0;
+}
+function insertLikeParser(node, parent) {  // scripts run in document order, each seeing the nodes before it
+  if (node.nodeType === 1 && node.tagName === 'SCRIPT') {
+    const s = document.createElement('script');
+    for (const a of node.attributes) s.setAttribute(a.name, a.value);
+    s.textContent = node.textContent;
+    parent.appendChild(s);
+  } else if (node.nodeType === 1) {
+    const el = document.importNode(node, false);
+    parent.appendChild(el);
+    for (const c of Array.from(node.childNodes)) insertLikeParser(c, el);
+  } else parent.appendChild(document.importNode(node, true));
+}
+function rebuild(html) {
+  const parsed = new DOMParser().parseFromString(html, 'text/html');
+  if (parsed.querySelector('script[src],[autofocus],iframe,frame,object,embed'))
+    return 'the page has external scripts, autofocus or frames';
+  cancelWork();
+  clearStorage();
+  resetUserState();
+  const root = document.documentElement;
+  while (root.firstChild) root.firstChild.remove();
+  for (const a of Array.from(root.attributes)) root.removeAttribute(a.name);
+  for (const a of parsed.documentElement.attributes) root.setAttribute(a.name, a.value);
+  for (const k of Object.getOwnPropertyNames(W)) {  // globals the previous episode's scripts created
+    if (baseline.has(k) || k.startsWith('__pw') || k.startsWith('__playwright')) continue;
+    try { delete W[k]; } catch (e) {}
+    try { if (k in W) W[k] = undefined; } catch (e) {}
+  }
+  delete document.__arlPrefix; delete document.__arlNext;
+  document.designMode = 'off';
+  let errors = 0;
+  const onErr = () => { errors++; };
+  _ael.call(W, 'error', onErr);
+  try {
+    for (const c of Array.from(parsed.documentElement.childNodes)) insertLikeParser(c, root);
+    document.dispatchEvent(new Event('DOMContentLoaded', {bubbles: true}));
+    W.dispatchEvent(new Event('load'));
+  } finally { _rel.call(W, 'error', onErr); }
+  W.scrollTo(0, 0);
+  return errors ? `${errors} script error(s) while re-running the page` : null;
+}
+// mode "rebuild": payload = the new episode's HTML (same URL); mode "core": payload = the MiniWoB++ seed string.
+function restartEpisode(mode, payload, token, newToken) {
+  if (!early) return {ok: false, why: 'the page helper was installed late'};
+  if (ep.token === null || ep.token !== token) return {ok: false, why: 'not the document the last reset opened'};
+  if (location.href !== ep.url) return {ok: false, why: 'the URL changed'};
+  if (history.length !== 1 || history.state !== null) return {ok: false, why: 'the tab has history'};
+  let why = null;
+  if (mode === 'rebuild') why = rebuild(payload);
+  else if (mode === 'core') {
+    why = pendingWork();
+    if (!why && typeof W.__arlRestart !== 'function') why = 'no MiniWoB++ restart hook';
+    if (!why) {
+      clearStorage();
+      resetUserState();
+      forgetBids(document, 0);
+      why = W.__arlRestart(payload);
+    }
+  } else why = 'unknown restart mode ' + mode;
+  if (why) { ep.token = null; return {ok: false, why: why}; }
+  episode(newToken);
+  return {ok: true, cookies: document.cookie};
+}
+"""
 
 SNAPSHOT_JS = r"""
 (() => {
@@ -463,18 +624,8 @@ function focusBid(bid) {
   return {done: true};
 }
 function fresh(url) {
-  // the env's reset: forget this origin's storage and cookies, then load the next task page in place
-  try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}
-  const parts = location.pathname.split('/');
-  for (const c of document.cookie.split(';')) {
-    const n = c.split('=')[0].trim();
-    if (!n) continue;
-    for (let i = 1; i <= parts.length; i++) {
-      const p = parts.slice(0, i).join('/') || '/';
-      document.cookie = n + '=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=' + p;
-    }
-  }
-  const left = document.cookie;
+  // the env's reset when it reloads: forget this origin's storage and cookies, then load the next page in place
+  const left = clearStorage();
   leaving = true;
   location.replace(url);
   return {cookies: left};
@@ -495,7 +646,9 @@ function resolve(selector) {
   search(document, 0);
   return out;
 }
-Object.defineProperty(window, '__arl', {value: {v: %(version)d, doc: document, snapshot, resolve, fresh, target, prepareFill, selectOption, focusBid}, configurable: true, enumerable: false, writable: true});
+%(episode)s
+Object.defineProperty(window, '__arl', {value: {v: %(version)d, doc: document, snapshot, resolve, fresh, target, prepareFill, selectOption, focusBid, episode, episodeBegins, restartEpisode}, configurable: true, enumerable: false, writable: true});
+const baseline = new Set(Object.getOwnPropertyNames(window));
 })();
 """ % {
     "version": HELPER_VERSION,
@@ -504,12 +657,29 @@ Object.defineProperty(window, '__arl', {value: {v: %(version)d, doc: document, s
     "max_name": MAX_NAME,
     "max_lines": MAX_TREE_LINES,
     "load_wait": LOAD_WAIT_MS,
+    "episode": _EPISODE_JS,
 }
 
-#: Expression evaluated in the top frame for a snapshot (argument: the document-prefix counter).
-SNAPSHOT_CALL = f"""async ([counter, force]) => {{
+#: Expression evaluated in the top frame for a snapshot: ``[document-prefix counter, force, episode token]``; a
+#: token marks the observed document as the one this episode's reset opened (see :data:`RESTART_CALL`).
+SNAPSHOT_CALL = f"""async ([counter, force, token]) => {{
   if (!{HELPER_READY_JS}) {{ {SNAPSHOT_JS} }}
-  return await window.__arl.snapshot(counter, force);
+  const r = await window.__arl.snapshot(counter, force);
+  if (token && !r.leaving) window.__arl.episode(token);
+  return r;
+}}"""
+
+#: Expression evaluated in the top frame to restart the episode in the same document (the env's reset):
+#: ``[mode, payload, token of the ending episode, token of the new one]`` -> ``{ok, why, cookies}``. Mode
+#: ``"rebuild"`` (payload: the new episode's HTML) cancels what the page scheduled or attached outside its body,
+#: clears storage, cookies, globals, focus and scroll, and rebuilds the document, running its scripts in order;
+#: mode ``"core"`` (payload: a MiniWoB++ seed) refuses while the previous episode left anything pending, then
+#: clears storage, cookies, focus and scroll and calls the page's ``window.__arlRestart(seed)``. Either refuses
+#: (``ok`` False, ``why``) unless the helper was installed before the page's scripts ran, the document is the one
+#: the ending episode's reset observed (token), its URL is unchanged and the tab has no history.
+RESTART_CALL = f"""(args) => {{
+  if (!{HELPER_READY_JS}) return {{ok: false, why: 'no page helper in this document'}};
+  return window.__arl.restartEpisode(...args);
 }}"""
 
 #: Expression evaluated in the top frame to prepare an action: ``[helper name, args...]``.
@@ -584,11 +754,17 @@ def prefix_index(prefix: str) -> int:
     return n - 1
 
 
-def check_bid(bid: str, snap: Snapshot) -> str | None:
+def check_bid(bid: str, snap: Snapshot, first_prefix: int = 0) -> str | None:
     """Why ``bid`` cannot be acted on in ``snap`` (an error for the agent), or None if it can.
 
-    Distinguishes a STALE bid (its document is gone: the page navigated or the frame reloaded) from an unknown
-    one (never issued, or its element was removed or hidden on a live page).
+    Distinguishes a STALE bid (its document is gone: the page navigated or the frame reloaded, or it came from an
+    earlier episode) from an unknown one (never issued, or its element was removed or hidden on a live page).
+
+    Args:
+        bid: The element id the action names.
+        snap: The current snapshot.
+        first_prefix: Index (:func:`prefix_index`) of the first document prefix of the current episode: prefixes
+            below it or at/after ``snap.next_prefix`` were not issued in this episode.
     """
     parts = split_bid(bid)
     if parts is None:
@@ -596,11 +772,14 @@ def check_bid(bid: str, snap: Snapshot) -> str | None:
     prefix, _ = parts
     if bid in snap.bids:
         return None
-    if prefix not in snap.docs and prefix_index(prefix) < snap.next_prefix:
+    if prefix in snap.docs:
+        return f"unknown element id {bid!r}: no such element on the current page (removed or hidden)"
+    if first_prefix <= prefix_index(prefix) < snap.next_prefix:
         return (
             f"stale element id {bid!r}: it belongs to a page that is no longer shown (the page navigated or "
             "reloaded). Use the ids of the current page below."
         )
-    if prefix in snap.docs:
-        return f"unknown element id {bid!r}: no such element on the current page (removed or hidden)"
-    return f"unknown element id {bid!r}: not in the current page"
+    return (
+        f"unknown element id {bid!r}: not an id of this episode's pages (ids from an earlier episode are stale). "
+        "Use the ids of the current page below."
+    )

@@ -337,14 +337,13 @@ def hold_browser() -> Iterator[BrowserHost]:
         host.unhold()
 
 
-def chromium_pids(root_pid: int | None = None) -> list[int]:
-    """Pids of the Chromium processes descending from ``root_pid`` (default: this process), via ``/proc``.
+def process_table() -> dict[int, tuple[int, str, float]]:
+    """Every live process from ``/proc``: ``pid -> (parent pid, name, CPU seconds used (user + system))``.
 
-    Used by tests and leak checks. A process counts as Chromium when its executable name contains ``chrom``.
+    Zombies are left out. The name is ``/proc/<pid>/stat``'s ``comm`` (at most 15 characters).
     """
-    root = os.getpid() if root_pid is None else root_pid
-    parents: dict[int, int] = {}
-    names: dict[int, str] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    table: dict[int, tuple[int, str, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -356,20 +355,29 @@ def chromium_pids(root_pid: int | None = None) -> list[int]:
         # "pid (comm) state ppid ...": comm may hold spaces and parentheses; split at the last ')'
         lpar, rpar = data.find("("), data.rfind(")")
         fields = data[rpar + 2 :].split()
-        if len(fields) < 2 or fields[0] == "Z":
+        if len(fields) < 13 or fields[0] == "Z":
             continue
-        parents[int(entry)] = int(fields[1])
-        names[int(entry)] = data[lpar + 1 : rpar]
-    out = []
-    for pid, name in names.items():
-        if "chrom" not in name.lower():
-            continue
-        p, seen = parents.get(pid), 0
-        while p and p != root and seen < 64:
-            p, seen = parents.get(p), seen + 1
-        if p == root:
-            out.append(pid)
-    return sorted(out)
+        table[int(entry)] = (int(fields[1]), data[lpar + 1 : rpar], (int(fields[11]) + int(fields[12])) / tick)
+    return table
+
+
+def descends_from(pid: int, root: int, table: dict[int, tuple[int, str, float]]) -> bool:
+    """Whether ``pid`` is ``root`` or one of its descendants in ``table`` (:func:`process_table`)."""
+    p, hops = pid, 0
+    while p and p != root and hops < 64:
+        p, hops = table.get(p, (0, "", 0.0))[0], hops + 1
+    return p == root
+
+
+def chromium_pids(root_pid: int | None = None) -> list[int]:
+    """Pids of the Chromium processes descending from ``root_pid`` (default: this process), via ``/proc``.
+
+    Used by tests and leak checks. A process counts as Chromium when its executable name contains ``chrom``.
+    """
+    root = os.getpid() if root_pid is None else root_pid
+    table = process_table()
+    return sorted(pid for pid, (_, name, _) in table.items()
+                  if "chrom" in name.lower() and pid != root and descends_from(pid, root, table))
 
 
 def browser_main_pid() -> int | None:

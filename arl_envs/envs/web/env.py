@@ -18,7 +18,15 @@ from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ResetNeeded, TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.web.actions import action_help, format_action, parse_action, web_tools
-from arl_envs.envs.web.axtree import ACTION_CALL, RESOLVE_CALL, SNAPSHOT_CALL, SNAPSHOT_JS, Snapshot, check_bid
+from arl_envs.envs.web.axtree import (
+    ACTION_CALL,
+    RESOLVE_CALL,
+    RESTART_CALL,
+    SNAPSHOT_CALL,
+    SNAPSHOT_JS,
+    Snapshot,
+    check_bid,
+)
 from arl_envs.envs.web.browser import BrowserCallTimeout, BrowserCrashed, BrowserUnavailable, get_host
 from arl_envs.envs.web.task import (
     REGISTRY,
@@ -57,6 +65,11 @@ MAX_DIALOGS = 5
 MAX_POOLED_CONTEXTS = 4
 #: Instance seeds are drawn in [0, INSTANCE_SEED_RANGE).
 INSTANCE_SEED_RANGE = 2**31 - 1
+#: An episode's first document prefix is ``aa`` + (crc32 of the task id) mod this, so ids of consecutive episodes
+#: differ (ids from the previous episode are rejected) while the same seed always shows the same ids.
+PREFIX_SPREAD = 600
+#: Index of the two-letter prefix ``aa`` (see :func:`arl_envs.envs.web.axtree.prefix_index`).
+FIRST_TWO_LETTER_PREFIX = 26
 
 _TASK_ID_RE = re.compile(r"^(?:(?P<name>[a-z0-9-]+):)?(?P<seed>\d{1,10})$")
 
@@ -120,6 +133,17 @@ class WebEnv(AgentEnv):
         opens ``index.html``. The agent acts on the page through element ids from the accessibility tree; the
         task's validator reads the real page state (``window.arlState()``) after every step.
 
+        Reset: when it can be trusted, the next episode starts IN the document the tab already has (no page
+        load): our task pages are rebuilt from the new instance's ``index.html`` (mode ``"rebuild"``), MiniWoB++
+        pages restart through their own ``core.startEpisodeReal()`` (mode ``"core"``); see
+        :data:`arl_envs.envs.web.axtree.RESTART_CALL` for what is cleared. It is not trusted, and the page is
+        reloaded, for the first episode in a browser context, after a navigation away from ``index.html``, a
+        second tab, a dialog, a request of the page (rebuild), history changes, a crash, page scripts that fail
+        when re-run, work of the previous episode still pending (core), or a task with
+        ``restart_in_place = False``. A restarted episode gives the same observations as a freshly loaded one
+        (same seed, same actions). ``last_reset_mode`` (``"restart"``/``"reload"``) and ``last_reset_reason``
+        report what happened.
+
     Observation:
         Text: the goal, the URL, the open tabs, the focused element, the last action and its error (if any), any
         dialog the page opened (accepted automatically), then the accessibility tree with an element id (bid)
@@ -166,7 +190,8 @@ class WebEnv(AgentEnv):
         fixed_time: ISO time ``Date.now()`` returns in pages (None: the real clock, not reproducible).
 
     Version history:
-        v0: first version (issue 11).
+        v0: first version (issue 11); in-place episode restart and seed-derived two-letter id prefixes added
+        later in v0 (observations of a given seed changed only in their ids).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
@@ -231,6 +256,17 @@ class WebEnv(AgentEnv):
         self._last_error: str | None = None
         self._tab_titles: list[str] = []
         self._fresh_pages: set[Any] = set()
+        self._first_prefix = 0
+        # in-place restart (see _restart_in_place_async): the page's episode token, and what rules a restart out
+        self._episode_token: str | None = None
+        self._token_counter = 0
+        self._restart_ok = False
+        self._episode_requests = 0
+        self._episode_dialog = False
+        #: How the last reset started its episode: ``"restart"`` (in the same document) or ``"reload"``.
+        self.last_reset_mode = ""
+        #: Why the last reset reloaded instead of restarting in place ("" after a restart).
+        self.last_reset_reason = ""
 
     # ================================================================ AgentEnv hooks
     def tools(self) -> list[Tool]:
@@ -260,6 +296,7 @@ class WebEnv(AgentEnv):
                 raise TaskLoadError(f"task_id must be '{self.task.name}:<seed>' or '<seed>', got {task_id!r}")
             seed = int(m.group("seed"))
         self._instance_seed = seed
+        self._first_prefix = FIRST_TWO_LETTER_PREFIX + zlib.crc32(f"{self.task.name}:{seed}".encode()) % PREFIX_SPREAD
         self._instance = self.task.setup(np.random.default_rng(seed))
         if "index.html" not in self._instance.files:
             raise TaskLoadError(f"task {self.task.name!r} produced no index.html")
@@ -428,14 +465,14 @@ class WebEnv(AgentEnv):
         if slot is None or slot.generation != host.generation or slot.page is None or slot.page.is_closed():
             await self._close_context_async(pool=False)
             await self._acquire_slot_async(browser)
-        else:
-            await self._clean_slot_async(slot)
+            slot = self._slot
+            assert slot is not None
+        if await self._restart_in_place_async(slot):
+            return
+        await self._clean_slot_async(slot)
         assert self._slot is not None
-        history_dirty = self._counter > 1 or len(self._pages) > 1
-        self._pages = [self._slot.page]
-        self._fresh_pages = set()
-        self._active = 0
-        self._counter = 0
+        self.last_reset_mode = "reload"
+        self._begin_episode_state()
         page = self._pages[0]
         url = task_url(self.task.name)
         fast = None
@@ -449,25 +486,94 @@ class WebEnv(AgentEnv):
         if fast is None:
             await self._slot.ctx.clear_cookies()
             await page.goto(url, wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
-            history_dirty = True
         elif fast.get("cookies"):
             await self._slot.ctx.clear_cookies()
-        await self._snapshot_async()
-        if history_dirty:
-            await self._slot.cdp.send("Page.resetNavigationHistory")
+        token = self._next_token()
+        await self._snapshot_async(token=token)
+        await self._slot.cdp.send("Page.resetNavigationHistory")  # (pushState entries too)
+        self._episode_token = token
+        self._restart_ok = True
+        self._episode_requests = 0
+
+    def _begin_episode_state(self) -> None:
+        """Python-side state of a new episode in the slot's main tab."""
+        assert self._slot is not None
+        self._pages = [self._slot.page]
+        self._fresh_pages = set()
+        self._active = 0
+        self._counter = self._first_prefix
+        self._episode_dialog = False
+
+    def _next_token(self) -> str:
+        self._token_counter += 1
+        return f"{id(self):x}-{self._token_counter}"
+
+    def _restart_request(self) -> tuple[str, Any]:
+        """How the page restarts in place: ``("rebuild", html of the new instance's index.html)``."""
+        body = self._files["index.html"]
+        return "rebuild", _inject_prelude(body, zlib.crc32(f"{self._instance_seed}:index.html".encode())).decode("utf-8")
+
+    def _restart_refusal(self, slot: _ContextSlot, mode: str) -> str | None:
+        """Why the next episode cannot start in the document the tab already has (None: it can)."""
+        if not getattr(self.task, "restart_in_place", True):
+            return f"task {self.task.name!r} reloads its page every episode"
+        if not self._restart_ok or self._episode_token is None:
+            return "no episode to restart from (first episode in this browser context, or the last one was unusable)"
+        if self._crashed or not self._host.is_alive():
+            return "the browser or page crashed"
+        if len(slot.ctx.pages) != 1 or self._pages != [slot.page]:
+            return "a second tab was opened"
+        if self._episode_dialog:
+            return "the page opened a dialog"
+        if slot.page.url != task_url(self.task.name):
+            return "the page navigated away from the task's start page"
+        if mode == "rebuild" and self._episode_requests:
+            return "the page made requests during the episode"
+        return None
+
+    async def _restart_in_place_async(self, slot: _ContextSlot) -> bool:
+        """Start the next episode in the current document when that can be trusted (see the class docstring).
+
+        Returns:
+            True when the episode was restarted in place (the first snapshot is taken); False when the caller
+            must load a fresh page (``last_reset_reason`` says why).
+        """
+        mode, payload = self._restart_request()
+        why = self._restart_refusal(slot, mode)
+        if why is None:
+            new = self._next_token()
+            r = await slot.page.evaluate(RESTART_CALL, [mode, payload, self._episode_token, new])
+            self._episode_token = None
+            if r.get("ok"):
+                if r.get("cookies"):
+                    await slot.ctx.clear_cookies()
+                self._begin_episode_state()
+                await self._snapshot_async()
+                self._episode_token = new
+                self._episode_requests = 0
+                self.last_reset_mode, self.last_reset_reason = "restart", ""
+                return True
+            why = str(r.get("why") or "the page refused the restart")
+        self.last_reset_reason = why
+        return False
 
     async def _acquire_slot_async(self, browser: Any) -> None:
         """Take a clean pooled context with this env's settings, or make one."""
         key = (self.viewport, self.fixed_time)
         pool = self._host.context_pool
         slot = None
-        while pool:
-            cand = pool.pop()
-            if cand.key == key and cand.generation == self._host.generation and not cand.page.is_closed():
+        usable = [c for c in pool if c.key == key and c.generation == self._host.generation and not c.page.is_closed()]
+        for cand in usable:  # prefer a page of this task that can restart in place
+            if cand.resume is not None and cand.resume[0] == self.task.name:
                 slot = cand
                 break
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(cand.ctx.close(), 10)
+        if slot is None and usable:
+            slot = usable[-1]
+        for cand in list(pool):
+            if cand not in usable:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(cand.ctx.close(), 10)
+        pool[:] = [c for c in usable if c is not slot]
         if slot is None:
             ctx = await browser.new_context(
                 viewport={"width": self.viewport[0], "height": self.viewport[1]},
@@ -492,6 +598,11 @@ class WebEnv(AgentEnv):
         self._ctx = slot.ctx
         self._ctx_generation = slot.generation
         self._crashed = None
+        resume, slot.resume = slot.resume, None
+        self._restart_ok = resume is not None and resume[0] == self.task.name
+        self._episode_token = resume[1] if self._restart_ok and resume else None
+        self._pages = [slot.page]
+        self._active = 0
 
     async def _clean_slot_async(self, slot: _ContextSlot) -> None:
         """Close the previous episode's extra tabs (the main tab stays)."""
@@ -508,6 +619,7 @@ class WebEnv(AgentEnv):
                 self._fresh_pages.add(page)
 
     async def _on_dialog(self, dialog: Any) -> None:
+        self._episode_dialog = True
         msg = f"{dialog.type}: {dialog.message[:200]!r}"
         self._dialogs = (self._dialogs + [msg])[-MAX_DIALOGS:]
         with contextlib.suppress(Exception):
@@ -517,6 +629,7 @@ class WebEnv(AgentEnv):
                 await dialog.accept()
 
     async def _route(self, route: Any) -> None:
+        self._episode_requests += 1
         try:
             url = route.request.url
             parts = urlsplit(url)
@@ -544,7 +657,18 @@ class WebEnv(AgentEnv):
                 await route.abort()
 
     async def _close_context_async(self, pool: bool = True) -> None:
-        """Give the context back to the host's pool (clean) or close it."""
+        """Give the context back to the host's pool (clean) or close it.
+
+        A pooled context keeps its page when the episode could restart in place (same checks as a reset), so the
+        next env of the same task starts its first episode there without a page load; otherwise it is left on
+        ``about:blank``. Storage and cookies are cleared either way.
+        """
+        resume = None
+        if pool and self._slot is not None and self._instance is not None and not self._crashed:
+            with contextlib.suppress(Exception):
+                if self._restart_refusal(self._slot, self._restart_request()[0]) is None:
+                    resume = (self.task.name, self._episode_token)
+        self._restart_ok = False
         slot, self._slot = self._slot, None
         self._ctx = None
         self._pages = []
@@ -568,7 +692,9 @@ class WebEnv(AgentEnv):
                 with contextlib.suppress(Exception):  # one origin for all tasks: clear its storage
                     await slot.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
                 await slot.ctx.clear_cookies()
-                await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
+                slot.resume = resume
+                if resume is None:
+                    await slot.page.goto("about:blank", timeout=NAVIGATION_TIMEOUT_S * 1000)
                 host.context_pool.append(slot)
                 return
             except Exception:
@@ -585,6 +711,7 @@ class WebEnv(AgentEnv):
         self._ctx = None
         self._pages = []
         self._ctx_generation = -1
+        self._restart_ok = False
 
     @property
     def _page(self) -> Any:
@@ -605,7 +732,7 @@ class WebEnv(AgentEnv):
                 self._pages.append(page)
             self._active = 0
 
-    async def _snapshot_async(self, _retry_popup: bool = False) -> None:
+    async def _snapshot_async(self, _retry_popup: bool = False, token: str | None = None) -> None:
         await self._sync_tabs()
         page = self._page
         if page in self._fresh_pages:  # a new tab: wait for its first document
@@ -618,7 +745,7 @@ class WebEnv(AgentEnv):
         attempt = 0
         while True:
             try:
-                raw = await page.evaluate(SNAPSHOT_CALL, [self._counter, loop.time() > leave_deadline])
+                raw = await page.evaluate(SNAPSHOT_CALL, [self._counter, loop.time() > leave_deadline, token])
                 if raw.get("leaving"):  # the action started a navigation: observe the next document
                     await asyncio.sleep(0.005)
                     continue
@@ -635,7 +762,7 @@ class WebEnv(AgentEnv):
         if self._page is not page and not _retry_popup:
             # a new tab became the active tab while this snapshot ran: observe it instead (else the observation
             # would show the old tab's tree under the new tab's index)
-            await self._snapshot_async(_retry_popup=True)
+            await self._snapshot_async(_retry_popup=True, token=token)
             return
         if raw.get("opened") and not _retry_popup:
             # the page opened a tab: wait for it (it becomes the active tab) and observe it instead
@@ -644,7 +771,7 @@ class WebEnv(AgentEnv):
             while len(self._pages) <= n and asyncio.get_running_loop().time() < deadline:
                 await asyncio.sleep(0.005)
             if len(self._pages) > n:
-                await self._snapshot_async(_retry_popup=True)
+                await self._snapshot_async(_retry_popup=True, token=token)
                 return
         snap = Snapshot.from_js(raw)
         self._counter = snap.next_prefix
@@ -723,7 +850,7 @@ class WebEnv(AgentEnv):
         bids = [str(a["from_bid"]), str(a["to_bid"])] if name == "drag" else [str(a["bid"])]
         assert self._snap is not None
         for bid in bids:
-            problem = check_bid(bid, self._snap)
+            problem = check_bid(bid, self._snap, self._first_prefix)
             if problem:
                 return problem
             if bid in self._snap.disabled and name not in ("hover", "drag"):
@@ -820,6 +947,8 @@ class _ContextSlot:
         self.owner: WebEnv | None = None
         self.page: Any = None
         self.cdp: Any = None
+        #: ``(task name, episode token)`` while pooled with a page the next env of that task may restart in.
+        self.resume: tuple[str, str | None] | None = None
 
     async def route(self, route: Any) -> None:
         owner = self.owner

@@ -70,8 +70,9 @@ SUCCESS_RAW_REWARD = 1.0 - 1e-9
 #: Default turn budget of an episode (the page's own timer is cancelled, see the module docstring).
 DEFAULT_MAX_TURNS = 30
 #: Milliseconds ``arlState()`` waits for the episode to start when asked during page load (then answers anyway,
-#: with ``started`` False, which the validator treats as not done).
-START_WAIT_MS = 5000
+#: with ``started`` False, which the validator treats as not done). 15 s: under a load average of 25 on 2 cores a
+#: jQuery UI page took longer than the former 5 s once (its expert then saw no utterance); below STEP_TIMEOUT_S.
+START_WAIT_MS = 15000
 #: Upper bound of the per-episode page seed (``"arl-<n>"``, ``0 <= n < SEED_RANGE``).
 SEED_RANGE = 2**31 - 1
 
@@ -255,6 +256,7 @@ _START_JS = r"""
     if (started) return;
     started = true;
     try {
+      if (window.__arl && window.__arl.episodeBegins) window.__arl.episodeBegins();
       Math.seedrandom(SEED);
       core.startEpisodeReal();
       // the turn budget replaces the page's clock: cancel the end-of-episode timer and the countdown
@@ -266,6 +268,18 @@ _START_JS = r"""
     w.forEach(function (f) { f(); });
   }
   window.addEventListener('load', start);
+  // the env's in-place reset (what the miniwob package's own env does at reset: seed, then startEpisodeReal);
+  // returns why it cannot restart, or null
+  window.__arlRestart = function (seed) {
+    if (!started || startError !== null) return 'the episode never started';
+    try {
+      Math.seedrandom(seed);
+      core.startEpisodeReal();
+      clearTimeout(core.EP_TIMER);
+      clearInterval(core.CD_TIMER);
+    } catch (e) { startError = String(e && e.stack || e); return 'core.startEpisodeReal failed: ' + startError; }
+    return null;
+  };
   function readState() {
     var u = null, fields = null, probe = null, probeError = null;
     try {
@@ -492,6 +506,12 @@ class MiniWoBEnv(_web_env_class()):  # type: ignore[misc]
             UnknownMiniWoBTask: ``task`` is not listed.
         """
         self.task = MiniWoBTask(task)
+        self._restart_ok = False
+
+    def _restart_request(self) -> tuple[str, Any]:
+        """MiniWoB++ pages restart through their own core: ``("core", the new episode's seed string)``."""
+        assert self._instance is not None
+        return "core", self._instance.goal["seed"]
 
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:
         # the utterance is drawn by the page itself: show it as the goal once the page has started
@@ -530,21 +550,24 @@ def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
     Args:
         env: A :class:`MiniWoBEnv` (its task is surveyed).
         seed: Reset seed.
-        repeat: Reset a second time with the same seed and compare the observations.
+        repeat: Reset a second time with the same seed (in place when the env trusts a restart) and compare the
+            observations.
 
     Returns:
-        ``{"task", "ok", "same_instance", "utterance", "problem"}``: ``ok`` when the episode started (no exception
-        in ``core.startEpisodeReal``), the page shows a non-empty utterance, raised no uncaught error and is not
-        already done; ``same_instance`` when the second reset with the same seed gave the same observation
-        (None without ``repeat``).
+        ``{"task", "ok", "same_instance", "second_reset", "utterance", "problem"}``: ``ok`` when the episode
+        started (no exception in ``core.startEpisodeReal``), the page shows a non-empty utterance, raised no
+        uncaught error and is not already done; ``same_instance`` when the second reset with the same seed gave
+        the same observation, and ``second_reset`` how it started (``"restart"`` in the same document or
+        ``"reload"``, see :class:`~arl_envs.envs.web.env.WebEnv`); both None without ``repeat``.
     """
     task = env.task.task
     try:
         obs1, _ = env.reset(seed=seed)
         state = dict(env._state)
         obs2 = env.reset(seed=seed)[0] if repeat else None
+        second = env.last_reset_mode if repeat else None
     except Exception as exc:  # noqa: BLE001  (a page that cannot load is a survey result, not a crash)
-        return {"task": task, "ok": False, "same_instance": False, "utterance": None,
+        return {"task": task, "ok": False, "same_instance": False, "second_reset": None, "utterance": None,
                 "problem": f"{type(exc).__name__}: {exc}"}
     problems = []
     if not state.get("started"):
@@ -555,8 +578,8 @@ def survey_task(env: Any, seed: int = 0, repeat: bool = True) -> dict[str, Any]:
         problems.append(f"page errors: {state['page_errors']}")
     if state.get("done"):
         problems.append("done at reset")
-    return {"task": task, "ok": not problems, "same_instance": (obs1 == obs2) if repeat else None, "utterance": state.get("utterance"),
-            "problem": "; ".join(problems)}
+    return {"task": task, "ok": not problems, "same_instance": (obs1 == obs2) if repeat else None,
+            "second_reset": second, "utterance": state.get("utterance"), "problem": "; ".join(problems)}
 
 
 def survey(tasks: list[str] | None = None, seed: int = 0) -> list[dict[str, Any]]:
@@ -593,8 +616,10 @@ def _main() -> None:
     rows = survey(args.tasks or None)
     for r in rows:
         flag = "ok  " if r["ok"] else "FAIL"
-        print(f"{flag} {r['task']:<28} same-instance={r['same_instance']!s:<5} {r['problem'] or r['utterance']}")
-    print(f"{sum(r['ok'] for r in rows)}/{len(rows)} task pages work")
+        print(f"{flag} {r['task']:<28} same-instance={r['same_instance']!s:<5} second-reset={r['second_reset']!s:<7} "
+              f"{r['problem'] or r['utterance']}")
+    print(f"{sum(r['ok'] for r in rows)}/{len(rows)} task pages work; "
+          f"{sum(r['second_reset'] == 'restart' for r in rows)} restarted in place at the second reset")
 
 
 if __name__ == "__main__":

@@ -199,6 +199,10 @@ class WebTask(ABC):
         max_turns: Default turn budget of the env for this task.
         n_subgoals: Number of distinct sub-goal names :meth:`validate` can report (progress normalisation);
             at least 1.
+        restart_in_place: Whether the env may start the next episode in the document it already has (rebuilding
+            it from the new instance's ``index.html``, see :class:`arl_envs.envs.web.env.WebEnv`) instead of
+            loading a fresh page. Set False for a page whose code the rebuild cannot reset (e.g. one that changes
+            built-in prototypes or keeps state in IndexedDB); the env reloads such pages every episode.
 
     Subclasses must be stateless between episodes (the env creates one instance per env and calls
     ``setup`` at each reset); keep everything an episode needs in :class:`TaskInstance`.
@@ -208,6 +212,7 @@ class WebTask(ABC):
     description: ClassVar[str]
     max_turns: ClassVar[int] = 20
     n_subgoals: ClassVar[int] = 1
+    restart_in_place: ClassVar[bool] = True
 
     @abstractmethod
     def setup(self, rng: np.random.Generator) -> TaskInstance:
@@ -401,13 +406,15 @@ BASE_CSS = (
 def html_page(title: str, body: str, script: str = "", style: str = "") -> str:
     """A complete HTML5 page: ``<title>``, :data:`BASE_CSS` + ``style``, ``body``, then ``<script>script</script>``.
 
-    ``script`` runs at the end of ``<body>`` (the DOM above it exists); it must define ``window.arlState``.
+    ``script`` runs at the end of ``<body>`` (the DOM above it exists) inside a function scope, so that the env
+    can run it again in the same document when it restarts an episode in place (its ``let``/``const``/``function``
+    declarations are local; what must be global is assigned to ``window``); it must define ``window.arlState``.
     Insert instance data with ``json.dumps`` (and escape ``</`` as ``<\\/``: see :func:`js_value`).
     """
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{_html_escape(title)}</title><style>{BASE_CSS}{style}</style></head>\n"
-        f"<body>\n{body}\n<script>\n{script}\n</script>\n</body></html>\n"
+        f"<body>\n{body}\n<script>\n(function () {{\n{script}\n}})();\n</script>\n</body></html>\n"
     )
 
 

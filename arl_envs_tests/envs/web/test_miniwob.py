@@ -1,9 +1,9 @@
 """``arl/web.miniwob-v0``: the miniwob package's task pages on our Chromium backend, with a real headless Chromium.
 
-CI cost: the conformance suite runs on the 20 tasks of :data:`CONFORMANCE_TASKS` (few fuzzed actions, one random
-episode; gymnasium's ``check_env``, which tests the env class's API, on 4 of them); the other expert tasks run only
-their expert on seeds 0-4; one task without an expert runs the suite to show that only the expert check is
-skipped; every listed task is loaded once (slow).
+CI cost: the conformance suite runs on the 4 tasks of :data:`CONFORMANCE_TASKS` (few fuzzed actions, one random
+episode); every task with an expert (38) runs the suite's expert check (seeds 0-4, step invariants) in ONE shared
+env; one task without an expert runs the suite to show that only the expert check is skipped; every listed task
+is loaded once (slow).
 
 Skipped (with the reason) only when Playwright, Chromium or the miniwob package is missing on the machine.
 """
@@ -43,19 +43,11 @@ except BrowserUnavailable as exc:  # pragma: no cover - CI installs Debian's chr
     pytest.skip(f"no Chromium on this machine: {exc}", allow_module_level=True)
 
 ENV_ID = "arl/web.miniwob-v0"
-#: Expert tasks that run the whole conformance suite (the rest of EXPERTS run their expert only).
-CONFORMANCE_TASKS = (
-    "choose-list", "click-button", "click-button-sequence", "click-checkboxes", "click-collapsible-nodelay",
-    "click-dialog", "click-dialog-2", "click-link", "click-option", "click-tab", "click-tab-2", "click-test",
-    "click-test-2", "click-widget", "enter-password", "enter-text", "focus-text-2", "login-user", "read-table",
-    "simple-arithmetic",
-)
-EXPERT_ONLY_TASKS = tuple(sorted(set(EXPERTS) - set(CONFORMANCE_TASKS)))
+#: Tasks that run the whole conformance suite (every check, gymnasium's ``check_env`` included). Every expert
+#: task's expert runs below, jQuery UI ones whose pages reload every episode included (click-dialog-2, ...).
+CONFORMANCE_TASKS = ("click-checkboxes", "enter-text", "login-user", "click-test-2")
 #: A task without an expert, for the skip-only-the-expert-check test.
 NO_EXPERT_TASK = "click-color"
-#: Tasks whose conformance run includes gymnasium's ``check_env`` (14 resets). It exercises the env class's API,
-#: the same code for every task, so the other conformance tasks skip it (CI cost).
-CHECK_ENV_TASKS = ("click-checkboxes", "click-dialog-2", "enter-text", "click-tab-2")
 #: Fuzzed actions and random episodes per conformance run (CI cost; fuzz must still never raise).
 N_FUZZ = 8
 N_RANDOM_EPISODES = 1
@@ -77,7 +69,6 @@ def test_every_package_page_is_listed_and_counts_match_the_id_description() -> N
     assert [r["task"] for r in rows] == sorted(MINIWOB_TASKS)
     assert {r["task"] for r in rows if r["expert"]} == set(EXPERTS)
     assert set(CONFORMANCE_TASKS) <= set(EXPERTS) and NO_EXPERT_TASK not in EXPERTS
-    assert set(CHECK_ENV_TASKS) <= set(CONFORMANCE_TASKS) and len(CONFORMANCE_TASKS) == 20
 
 
 def test_cli_lists_every_task_with_its_expert_flag() -> None:
@@ -227,24 +218,33 @@ def test_page_timer_is_cancelled() -> None:
 # ------------------------------------------------------------------ conformance and experts
 @pytest.mark.slow
 @pytest.mark.parametrize("task", CONFORMANCE_TASKS)
-def test_conformance_expert_tasks(task: str) -> None:
-    skip = () if task in CHECK_ENV_TASKS else ("gymnasium_check_env",)
-    report = check_conformance(ENV_ID, env_kwargs={"task": task}, n_fuzz=N_FUZZ, n_random_episodes=N_RANDOM_EPISODES,
-                               skip=skip)
+def test_conformance(task: str) -> None:
+    report = check_conformance(ENV_ID, env_kwargs={"task": task}, n_fuzz=N_FUZZ, n_random_episodes=N_RANDOM_EPISODES)
     assert report.passed, report.summary()
     assert not any(r.message.startswith("skipped") for r in report.results), report.summary()
 
 
+@pytest.fixture(scope="module")
+def shared_env():
+    """One env for every expert task (the task is switched between tests; CI cost)."""
+    env = MiniWoBEnv(sorted(EXPERTS)[0])
+    yield env
+    env.close()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", EXPERT_ONLY_TASKS)
-def test_expert_solves_seeds_0_to_4(task: str) -> None:
-    env = gym.make(ENV_ID, task=task)
-    try:
-        for seed in range(5):
-            ep = run_episode(env, ExpertAgent(env), seed=seed)
-            assert ep.success, (task, seed, ep.actions, ep.infos[-1].get("miniwob"), ep.observations[-1][-600:])
-    finally:
-        env.close()
+@pytest.mark.parametrize("task", sorted(EXPERTS))
+def test_expert_solves_seeds_0_to_4(task: str, shared_env: MiniWoBEnv) -> None:
+    """The conformance suite's expert check (seeds 0-4, step invariants) for every task with an expert."""
+    from arl_envs.testing import assert_step_invariants
+
+    shared_env._use_task(task)
+    for seed in range(5):
+        ep = run_episode(shared_env, ExpertAgent(shared_env), seed=seed)
+        for i in range(ep.steps):
+            assert_step_invariants(shared_env, (ep.observations[i + 1], ep.rewards[i], i == ep.steps - 1 and ep.terminated,
+                                                i == ep.steps - 1 and ep.truncated, ep.infos[i + 1]))
+        assert ep.success, (task, seed, ep.actions, ep.infos[-1].get("miniwob"), ep.observations[-1][-600:])
 
 
 @pytest.mark.slow
