@@ -172,6 +172,13 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     def _close(self) -> None:
         """Release resources (sandboxes, processes). Called once."""
 
+    def warm_up(self) -> None:
+        """Start now what the env otherwise starts lazily on first use (a grader worker...); a no-op by default.
+
+        Optional: envs work without it. Throughput measurements (``arl-envs demo``) call it before timing, so a
+        one-off start-up is not reported as steps/s.
+        """
+
     # ----------------------------------------------------------------- public helpers
     def render_call(self, name: str, arguments: dict[str, Any]) -> str:
         """Render a tool call in this env's ``action_format`` (what a policy should write)."""

@@ -27,6 +27,8 @@ from arl_envs.envs.math.tasks import (
 
 #: Longest answer accepted, in characters (a longer one is graded wrong without calling the grader).
 MAX_ANSWER_CHARS = 2_000
+#: Deadline of the dummy grading call of :meth:`MathEnv.warm_up`, in seconds (sympy's first symbolic use is slow).
+GRADER_WARM_UP_TIMEOUT_S = 30.0
 
 
 class AnswerArgs(BaseModel):
@@ -90,6 +92,14 @@ class MathEnv(AgentEnv):
         return shared_grader().grade(task.answer, answer, timeout_s=self.grader_timeout_s), "incorrect"
 
     # -- AgentEnv hooks
+    def warm_up(self) -> None:
+        """Start a math-verify worker of the shared pool and load sympy's lazy parts (1-4 s, once per process).
+
+        Grades a dummy symbolic answer: the worker's first symbolic comparison alone costs ~1.5 s (sympy imports
+        its simplifier on first use), which a first wrong answer of a real episode would otherwise pay.
+        """
+        shared_grader().grade("\\frac{7}{2}", "a b + \\frac{3}{4} c", timeout_s=GRADER_WARM_UP_TIMEOUT_S)
+
     def tools(self) -> list[Tool]:
         return [ANSWER_TOOL]
 
