@@ -310,14 +310,18 @@ class BrowserHost:
 
 _HOST: BrowserHost | None = None
 _HOST_LOCK = threading.Lock()
+_atexit_registered = False
 
 
 def get_host() -> BrowserHost:
     """The process's :class:`BrowserHost` (a new one after ``fork``: a child never shares its parent's)."""
-    global _HOST
+    global _HOST, _atexit_registered
     with _HOST_LOCK:
         if _HOST is None or _HOST.pid != os.getpid() or not _HOST.loop.alive:
             _HOST = BrowserHost()
+            if not _atexit_registered:  # on first use, not at import: importing the module changes nothing
+                atexit.register(_shutdown_at_exit)
+                _atexit_registered = True
         return _HOST
 
 
@@ -385,7 +389,6 @@ def browser_main_pid() -> int | None:
     return None
 
 
-@atexit.register
 def _shutdown_at_exit() -> None:  # pragma: no cover - process exit
     host = _HOST
     if host is not None and host.pid == os.getpid() and host.loop.alive:
