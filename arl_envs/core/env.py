@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 
 from arl_envs.core.actions import ParseError, format_json_tool_call, parse_json_tool_calls
-from arl_envs.core.errors import InvalidActionType, ResetNeeded
+from arl_envs.core.errors import InfrastructureError, InvalidActionType, ResetNeeded, SandboxUnavailable
 from arl_envs.core.rewards import FORMAT_PENALTY_RAW, resolve_weights, weigh
 from arl_envs.core.spaces import UnicodeText
 from arl_envs.core.tools import Tool, ToolCall
@@ -26,6 +26,11 @@ MAX_OBSERVATION_CHARS = 65_536
 #: Marker appended to an observation cut at MAX_OBSERVATION_CHARS.
 TRUNCATION_MARKER = "\n[... observation truncated ...]"
 ACTION_FORMATS = ("native", "json")
+#: Exceptions from ``_step_calls`` that mean a part failed (a sandbox that did not start, a dead grader or
+#: retriever connection): ``step`` reports them as ``info["env_error"]`` (truncated), never raises them.
+INFRASTRUCTURE_ERRORS = (InfrastructureError, SandboxUnavailable, OSError, RuntimeError, EOFError)
+#: Subclasses of the above that are bugs in our code, not failures of a part: they propagate.
+_BUG_ERRORS = (RecursionError, NotImplementedError)
 
 
 @dataclass
@@ -281,7 +286,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             else:
                 obs = f"Invalid action: {error}\n{self._format_hint()}"
         else:
-            tr = self._step_calls(calls)
+            tr = self._step_calls_guarded(calls)
             raw, terminated, success, obs = dict(tr.parts), tr.terminated, bool(tr.success), tr.observation
             extra = tr.info
             env_error = tr.env_error
@@ -326,6 +331,18 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         self._close()
 
     # ----------------------------------------------------------------- internals
+    def _step_calls_guarded(self, calls: list[ToolCall]) -> Transition:
+        """:meth:`_step_calls`, with an infrastructure failure turned into ``Transition(env_error=...)``."""
+        try:
+            return self._step_calls(calls)
+        except _BUG_ERRORS:
+            raise
+        except INFRASTRUCTURE_ERRORS as exc:
+            return Transition(
+                "The environment failed (not your fault); this episode is not scored.",
+                env_error=f"{type(exc).__name__}: {exc}",
+            )
+
     def _parse(self, action: str) -> list[ToolCall]:
         if len(action) > MAX_ACTION_CHARS:
             raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")

@@ -21,6 +21,15 @@ class InvalidActionType(ArlError, TypeError):
     """``step`` got an action that is not a ``str`` (API misuse, unlike a malformed string)."""
 
 
+class InfrastructureError(ArlError):
+    """A part the env relies on (sandbox, grader, retriever, browser) failed during ``step``.
+
+    :class:`~arl_envs.core.env.AgentEnv` turns it (and ``OSError``, ``RuntimeError``, ``EOFError``,
+    :class:`SandboxUnavailable`) raised by a domain's ``_step_calls`` into ``info["env_error"]`` with
+    ``truncated=True``: it never leaves ``step``.
+    """
+
+
 class SandboxUnavailable(ArlError):
     """A sandbox backend is missing or unusable; the message names the exact install step."""
 

@@ -143,11 +143,11 @@ class LoopThread:
 
         Raises:
             BrowserCallTimeout: ``timeout_s`` elapsed (the coroutine is cancelled).
-            RuntimeError: Called from the loop thread itself (it would deadlock).
+            ArlError: Called from the loop thread itself (it would deadlock).
         """
         if threading.current_thread() is self._thread:
             coro.close()
-            raise RuntimeError("LoopThread.call from the loop thread would deadlock")
+            raise ArlError("LoopThread.call from the loop thread would deadlock")
         fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return fut.result(timeout_s)
