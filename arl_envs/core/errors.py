@@ -30,6 +30,13 @@ class InfrastructureError(ArlError):
     """
 
 
+class InvalidKwargs(ArlError, TypeError, ValueError):
+    """An env constructor kwarg is unknown or of the wrong type; the message names the kwarg and the env.
+
+    Also a ``TypeError`` and a ``ValueError``, the exceptions Python and the envs' own range checks raise.
+    """
+
+
 class SandboxUnavailable(ArlError):
     """A sandbox backend is missing or unusable; the message names the exact install step."""
 
