@@ -3,7 +3,7 @@
 :func:`check_conformance` runs every check on one env id and returns a :class:`ConformanceReport`;
 ``arl_envs_tests/test_conformance.py`` runs it over every registered id, and ``arl-envs check`` from the shell.
 
-Checks (architecture, section 2):
+Checks (``arl_envs/CONTRACT.md``, section 2):
 
 * ``gymnasium_check_env``: :func:`gymnasium.utils.env_checker.check_env` passes;
 * ``api_misuse``: step before reset raises :class:`ResetNeeded`, a non-``str`` action :class:`InvalidActionType`;

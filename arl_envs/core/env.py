@@ -1,4 +1,4 @@
-"""The single-agent contract every arl-envs environment implements (architecture, section 2).
+"""The single-agent contract every arl-envs environment implements (``arl_envs/CONTRACT.md``, section 2).
 
 :class:`AgentEnv` implements the contract once; a domain env supplies only its task, tools, transition and
 reward parts through a few hooks (see the class docstring).
