@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError, last_boxed
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.grading import DEFAULT_GRADER_TIMEOUT_S, GradeResult, shared_grader
 from arl_envs.envs.math.tasks import (
@@ -151,9 +151,7 @@ class MathEnv(AgentEnv):
             raise ValueError(f"unknown tool {name!r}")
         return f"The final answer is \\boxed{{{arguments['answer']}}}"
 
-    def expert_action(self) -> str:
-        if self.task is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
+    def _expert_action(self) -> str:
         return self.render_call("answer", {"answer": self._expert_answer(self.task)})
 
     def _expert_answer(self, task: MathTask) -> str:
