@@ -21,7 +21,7 @@ atexit.register = spy
 stdout, stdin, path_len, meta_len = sys.stdout, sys.stdin, len(sys.path), len(sys.meta_path)
 import arl_envs, arl_envs.envs
 names = [m.name for m in pkgutil.walk_packages(arl_envs.envs.__path__, "arl_envs.envs.")]
-names += ["arl_envs.cli", "arl_envs.testing", "arl_envs.wrappers", "arl_envs.agents", "arl_baselines.grpo.train"]
+names += ["arl_envs.cli", "arl_envs.testing", "arl_envs.wrappers", "arl_envs.agents"]
 failed = []
 for name in names:
     try:
