@@ -1,4 +1,4 @@
-"""The one table of environment ids (architecture, section 1).
+"""The one table of environment ids (``arl_envs/CONTRACT.md``, "Ids").
 
 ``import arl_envs`` calls :func:`register_all`, so ``gym.make("arl/<domain>.<task>-v<N>")`` works after it, and
 ``gym.make("arl_envs:arl/...")`` works without it (Gymnasium imports the module before the ``:``).
@@ -195,6 +195,13 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "130 tasks, 38 with scripted experts; `arl-envs list --miniwob` lists them.",
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
+    ),
+    # --- example (issue 10): the env to copy; README "Add an environment" ---
+    EnvSpecRow(
+        "arl/example.guess-v0",
+        "arl_envs.envs.example.guess:GuessEnv",
+        "EXAMPLE env to copy (50 lines): guess a secret number from higher/lower replies; binary-search expert.",
+        tags=("example",),
     ),
 )
 

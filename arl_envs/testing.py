@@ -3,7 +3,7 @@
 :func:`check_conformance` runs every check on one env id and returns a :class:`ConformanceReport`;
 ``arl_envs_tests/test_conformance.py`` runs it over every registered id, and ``arl-envs check`` from the shell.
 
-Checks (architecture, section 2):
+Checks (``arl_envs/CONTRACT.md``, section 2):
 
 * ``gymnasium_check_env``: :func:`gymnasium.utils.env_checker.check_env` passes;
 * ``api_misuse``: step before reset raises :class:`ResetNeeded`, a non-``str`` action :class:`InvalidActionType`;
@@ -26,6 +26,7 @@ contract key; a malformed action has ``info["action_error"]`` set.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import traceback
@@ -225,7 +226,7 @@ def fuzz_actions(env: AgentEnv, n: int, seed: int = 0) -> list[str]:
 
 
 def check_conformance(
-    env_id: str,
+    env_id: str | Callable[..., gym.Env],
     *,
     env_kwargs: dict[str, Any] | None = None,
     expert_seeds: tuple[int, ...] = DEFAULT_EXPERT_SEEDS,
@@ -236,7 +237,9 @@ def check_conformance(
     """Run every conformance check on ``env_id`` and report (never raises for an env failure).
 
     Args:
-        env_id: A registered id (``"arl_envs:"`` prefix allowed).
+        env_id: A registered id (``"arl_envs:"`` prefix allowed), or an env class or factory (any callable
+            returning a new env; called with ``env_kwargs``), as PettingZoo's ``api_test`` takes an env: an env
+            under development can be checked before it is registered.
         env_kwargs: Constructor kwargs.
         expert_seeds: Seeds on which the expert must succeed.
         n_fuzz: Number of fuzzed actions.
@@ -245,12 +248,21 @@ def check_conformance(
 
     Returns:
         The :class:`ConformanceReport`.
+
+    Raises:
+        TypeError: ``env_id`` is neither a ``str`` nor callable.
     """
     kwargs = dict(env_kwargs or {})
-    report = ConformanceReport(env_id)
+    if isinstance(env_id, str):
+        name, factory = env_id, functools.partial(gym.make, env_id)
+    elif callable(env_id):
+        name, factory = getattr(env_id, "__qualname__", None) or repr(env_id), env_id
+    else:
+        raise TypeError(f"check_conformance takes an env id, class or factory, got {type(env_id).__name__}")
+    report = ConformanceReport(name)
 
     def make() -> gym.Env:
-        return gym.make(env_id, **kwargs)
+        return factory(**kwargs)
 
     checks: list[tuple[str, Callable[[], None]]] = [
         ("gymnasium_check_env", lambda: _check_gymnasium(make)),
@@ -279,7 +291,7 @@ def check_conformance(
     return report
 
 
-def assert_conformance(env_id: str, **kwargs: Any) -> ConformanceReport:
+def assert_conformance(env_id: str | Callable[..., gym.Env], **kwargs: Any) -> ConformanceReport:
     """:func:`check_conformance`, raising :class:`ConformanceError` if any check fails."""
     report = check_conformance(env_id, **kwargs)
     if not report.passed:

@@ -43,3 +43,35 @@ def test_check_passes() -> None:
 def test_module_entry_point() -> None:
     out = subprocess.run([sys.executable, "-m", "arl_envs.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "demo" in out.stdout
+
+
+def test_demo_rows_time_only_warm_episodes(monkeypatch) -> None:
+    """``play_reference_agents`` calls ``warm_up`` and plays an untimed episode per agent before the timed ones."""
+    from arl_envs import agents as agents_mod
+    from arl_envs import cli
+    from arl_envs.envs.math.env import MathEnv
+
+    calls: list[str] = []
+    monkeypatch.setattr(MathEnv, "warm_up", lambda self: calls.append("warm_up"))
+    real_run = agents_mod.run_episode
+
+    def recording_run(env, agent, seed=None, **kw):
+        calls.append(f"episode {seed}")
+        return real_run(env, agent, seed=seed, **kw)
+
+    monkeypatch.setattr(agents_mod, "run_episode", recording_run)
+    rows = cli.play_reference_agents(["arl/math.countdown-v0"], episodes=2)
+    warm = f"episode {cli.WARMUP_SEED}"
+    assert calls == ["warm_up", warm, "episode 1000", "episode 1001", warm, "episode 1000", "episode 1001"]
+    assert [r["agent"] for r in rows] == ["expert", "random"] and rows[0]["timed_steps"] == 2
+
+
+def test_math_warm_up_starts_a_grader_worker() -> None:
+    from arl_envs.envs.math.env import ArithmeticEnv
+    from arl_envs.envs.math.grading import shared_grader
+
+    env = ArithmeticEnv()
+    env.warm_up()
+    idle = shared_grader()._idle  # noqa: SLF001
+    assert idle and any(g._proc is not None and g._proc.poll() is None for g in idle)  # noqa: SLF001
+    env.close()

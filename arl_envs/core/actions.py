@@ -1,6 +1,6 @@
 """Parsing model text into tool calls.
 
-Two action formats exist (architecture, section 3):
+Two action formats exist (``arl_envs/CONTRACT.md``, section 3):
 
 * ``"native"``: each domain's own convention (``\\boxed{}`` for math, ``<search>q</search>`` for search, ...).
   Envs implement it with the helpers here (:func:`last_boxed`, :func:`extract_tags`, :func:`fenced_code_blocks`).

@@ -1,4 +1,4 @@
-"""The single-agent contract every arl-envs environment implements (architecture, section 2).
+"""The single-agent contract every arl-envs environment implements (``arl_envs/CONTRACT.md``, section 2).
 
 :class:`AgentEnv` implements the contract once; a domain env supplies only its task, tools, transition and
 reward parts through a few hooks (see the class docstring).
@@ -6,15 +6,25 @@ reward parts through a few hooks (see the class docstring).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
+import typing
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
+import pydantic
 
 from arl_envs.core.actions import ParseError, format_json_tool_call, parse_json_tool_calls
-from arl_envs.core.errors import InvalidActionType, ResetNeeded
+from arl_envs.core.errors import (
+    InfrastructureError,
+    InvalidActionType,
+    InvalidKwargs,
+    ResetNeeded,
+    SandboxUnavailable,
+)
 from arl_envs.core.rewards import FORMAT_PENALTY_RAW, resolve_weights, weigh
 from arl_envs.core.spaces import UnicodeText
 from arl_envs.core.tools import Tool, ToolCall
@@ -26,6 +36,11 @@ MAX_OBSERVATION_CHARS = 65_536
 #: Marker appended to an observation cut at MAX_OBSERVATION_CHARS.
 TRUNCATION_MARKER = "\n[... observation truncated ...]"
 ACTION_FORMATS = ("native", "json")
+#: Exceptions from ``_step_calls`` that mean a part failed (a sandbox that did not start, a dead grader or
+#: retriever connection): ``step`` reports them as ``info["env_error"]`` (truncated), never raises them.
+INFRASTRUCTURE_ERRORS = (InfrastructureError, SandboxUnavailable, OSError, RuntimeError, EOFError)
+#: Subclasses of the above that are bugs in our code, not failures of a part: they propagate.
+_BUG_ERRORS = (RecursionError, NotImplementedError)
 
 
 @dataclass
@@ -69,9 +84,16 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
       ``tool_calls``, ``success`` (and ``tools``, ``instructions`` at reset);
     * keeps the transcript for ``render_mode="ansi"`` and makes ``close()`` idempotent.
 
+    * turns an infrastructure exception out of :meth:`_step_calls` (:data:`INFRASTRUCTURE_ERRORS`) into
+      ``info["env_error"]`` with ``truncated=True``;
+    * checks that an episode is running before :meth:`_expert_action`.
+
     Subclasses set ``default_reward_weights``, ``default_max_turns``, ``default_max_invalid_actions`` and
-    implement :meth:`tools`, :meth:`instructions`, :meth:`_reset_task`, :meth:`_parse_native`,
-    :meth:`_step_calls`, :meth:`format_call`, :meth:`expert_action` and optionally :meth:`_close`.
+    implement :meth:`tools`, :meth:`instructions`, :meth:`_reset_task`, :meth:`_step_calls`, and optionally
+    :meth:`_parse_native` + :meth:`format_call` (default: the json format), :meth:`_expert_action`,
+    :meth:`warm_up` and :meth:`_close`. Constructor kwargs are checked against the signatures of ``__init__``
+    along the class hierarchy (:meth:`check_kwargs`). ``arl_envs/envs/example/guess.py`` is a complete env in
+    about 50 lines; the contract is in ``arl_envs/CONTRACT.md``.
 
     Args:
         action_format: ``"native"`` (the domain's own convention) or ``"json"`` (``<tool_call>`` blocks).
@@ -90,6 +112,39 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     default_max_invalid_actions: ClassVar[int] = 1
     #: Tool calls accepted in one turn; more is a malformed action.
     max_calls_per_turn: ClassVar[int] = 1
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> AgentEnv:
+        # Every construction path (gym.make, a direct call, check_conformance on a class) passes through here.
+        cls.check_kwargs(kwargs)
+        return super().__new__(cls)
+
+    @classmethod
+    def check_kwargs(cls, kwargs: dict[str, Any]) -> None:
+        """Check constructor kwargs against the ``__init__`` signatures of the class hierarchy.
+
+        A kwarg must be a parameter of some ``__init__`` along the MRO (walking up while each one forwards
+        ``**kwargs``) and its value must validate (pydantic, lax mode: ``"5"`` is an int, ``"abc"`` is no
+        float) against that parameter's type hint. Ranges stay the env's own checks.
+
+        Raises:
+            InvalidKwargs: Naming the env class and the kwarg.
+        """
+        params = _init_params(cls)
+        unknown = sorted(set(kwargs) - set(params))
+        if unknown:
+            raise InvalidKwargs(
+                f"{cls.__name__} got unknown keyword argument(s) {', '.join(map(repr, unknown))}; "
+                f"it accepts: {', '.join(sorted(params))}"
+            )
+        for name, value in kwargs.items():
+            adapter = params[name]
+            if adapter is None:
+                continue
+            try:
+                adapter.validate_python(value)
+            except pydantic.ValidationError as exc:
+                why = exc.errors()[0].get("msg", str(exc))
+                raise InvalidKwargs(f"{cls.__name__}: invalid value for kwarg {name!r}: {value!r} ({why})") from None
 
     def __init__(
         self,
@@ -145,32 +200,57 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             TaskLoadError: Unknown ``task_id``.
         """
 
-    @abstractmethod
     def _parse_native(self, text: str) -> list[ToolCall]:
         """Parse the native format into tool calls (arguments validated by the base class).
+
+        The default, for an env without a convention of its own, is the ``json`` format (``<tool_call>`` blocks),
+        so ``action_format="native"`` and ``"json"`` then read the same.
 
         Raises:
             ParseError: With a message for the model.
         """
+        return parse_json_tool_calls(text)
 
     @abstractmethod
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         """Apply validated tool calls (``1 <= len(calls) <= max_calls_per_turn``) and return the transition."""
 
-    @abstractmethod
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        """Render a tool call in the NATIVE action format (the json format is handled by :meth:`render_call`)."""
+        """Render a tool call in the NATIVE action format (the json format is handled by :meth:`render_call`).
 
-    @abstractmethod
+        The default matches the default :meth:`_parse_native`: a ``<tool_call>`` JSON block.
+        """
+        return format_json_tool_call(name, arguments)
+
     def expert_action(self) -> str:
         """The scripted expert's action for the current state, in the env's action format.
+
+        Checks that an episode is running, then calls :meth:`_expert_action` (the hook to implement).
 
         Raises:
             ResetNeeded: If no episode is running.
         """
+        if not self._episode_active:
+            raise ResetNeeded("no running episode: call reset() first")
+        return self._expert_action()
+
+    def _expert_action(self) -> str:
+        """The expert's action for the current (running) state; write it with :meth:`render_call`.
+
+        Raises:
+            NotImplementedError: The env has no scripted expert (set ``has_expert = False``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no scripted expert")
 
     def _close(self) -> None:
         """Release resources (sandboxes, processes). Called once."""
+
+    def warm_up(self) -> None:
+        """Start now what the env otherwise starts lazily on first use (a grader worker...); a no-op by default.
+
+        Optional: envs work without it. Throughput measurements (``arl-envs demo``) call it before timing, so a
+        one-off start-up is not reported as steps/s.
+        """
 
     # ----------------------------------------------------------------- public helpers
     def render_call(self, name: str, arguments: dict[str, Any]) -> str:
@@ -274,7 +354,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             else:
                 obs = f"Invalid action: {error}\n{self._format_hint()}"
         else:
-            tr = self._step_calls(calls)
+            tr = self._step_calls_guarded(calls)
             raw, terminated, success, obs = dict(tr.parts), tr.terminated, bool(tr.success), tr.observation
             extra = tr.info
             env_error = tr.env_error
@@ -319,6 +399,18 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         self._close()
 
     # ----------------------------------------------------------------- internals
+    def _step_calls_guarded(self, calls: list[ToolCall]) -> Transition:
+        """:meth:`_step_calls`, with an infrastructure failure turned into ``Transition(env_error=...)``."""
+        try:
+            return self._step_calls(calls)
+        except _BUG_ERRORS:
+            raise
+        except INFRASTRUCTURE_ERRORS as exc:
+            return Transition(
+                "The environment failed (not your fault); this episode is not scored.",
+                env_error=f"{type(exc).__name__}: {exc}",
+            )
+
     def _parse(self, action: str) -> list[ToolCall]:
         if len(action) > MAX_ACTION_CHARS:
             raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
@@ -359,3 +451,36 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         if len(text) <= MAX_OBSERVATION_CHARS:
             return text
         return text[: MAX_OBSERVATION_CHARS - len(TRUNCATION_MARKER)] + TRUNCATION_MARKER
+
+
+@functools.cache
+def _init_params(cls: type) -> dict[str, pydantic.TypeAdapter | None]:
+    """Keyword parameters accepted by ``cls(...)``: name -> a validator of its type hint (None: not checked)."""
+    params: dict[str, pydantic.TypeAdapter | None] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        sig = inspect.signature(init)
+        try:
+            hints = typing.get_type_hints(init)
+        except Exception:  # noqa: BLE001 - an unresolvable hint (TYPE_CHECKING import) is simply not checked
+            hints = {}
+        forwards = False
+        for p in list(sig.parameters.values())[1:]:
+            if p.kind is p.VAR_KEYWORD:
+                forwards = True
+            elif p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in params:
+                params[p.name] = _adapter(hints.get(p.name))
+        if not forwards or klass is AgentEnv:
+            break
+    return params
+
+
+def _adapter(hint: Any) -> pydantic.TypeAdapter | None:
+    if hint is None or hint is Any:
+        return None
+    try:
+        return pydantic.TypeAdapter(hint, config=pydantic.ConfigDict(arbitrary_types_allowed=True))
+    except Exception:  # noqa: BLE001 - a hint pydantic cannot express is not checked
+        return None

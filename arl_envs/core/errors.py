@@ -21,6 +21,22 @@ class InvalidActionType(ArlError, TypeError):
     """``step`` got an action that is not a ``str`` (API misuse, unlike a malformed string)."""
 
 
+class InfrastructureError(ArlError):
+    """A part the env relies on (sandbox, grader, retriever, browser) failed during ``step``.
+
+    :class:`~arl_envs.core.env.AgentEnv` turns it (and ``OSError``, ``RuntimeError``, ``EOFError``,
+    :class:`SandboxUnavailable`) raised by a domain's ``_step_calls`` into ``info["env_error"]`` with
+    ``truncated=True``: it never leaves ``step``.
+    """
+
+
+class InvalidKwargs(ArlError, TypeError, ValueError):
+    """An env constructor kwarg is unknown or of the wrong type; the message names the kwarg and the env.
+
+    Also a ``TypeError`` and a ``ValueError``, the exceptions Python and the envs' own range checks raise.
+    """
+
+
 class SandboxUnavailable(ArlError):
     """A sandbox backend is missing or unusable; the message names the exact install step."""
 

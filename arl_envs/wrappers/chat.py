@@ -1,4 +1,4 @@
-"""Observations as chat messages, the form ``tokenizer.apply_chat_template`` consumes (architecture, section 2)."""
+"""Observations as chat messages, the form ``tokenizer.apply_chat_template`` consumes (``arl_envs/CONTRACT.md``, section 2)."""
 
 from __future__ import annotations
 

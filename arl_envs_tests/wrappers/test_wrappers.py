@@ -56,7 +56,7 @@ def test_record_episodes(tmp_path) -> None:
     env.close()
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert len(lines) == 4
-    assert [l["success"] for l in lines[:3]] == [True, False, True]
+    assert [line["success"] for line in lines[:3]] == [True, False, True]
     assert lines[0]["env_id"] == "arl/math.countdown-v0" and lines[0]["return"] == 1.0
     assert len(lines[0]["observations"]) == 2 and len(lines[0]["actions"]) == 1
     assert lines[3]["actions"] == [] and not lines[3]["terminated"]

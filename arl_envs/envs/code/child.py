@@ -36,8 +36,7 @@ class _Unsendable(Exception):
 class SourceImporter:
     """A ``sys.meta_path`` finder and loader serving a package from memory (no file is ever written).
 
-    Also used on the host (:mod:`arl_envs.envs.code.repo`) to import generated packages without a temporary
-    directory.
+    Its name table is also used on the host by :class:`arl_envs.envs.code.isolated.IsolatedPackage`.
 
     Args:
         files: ``{"pkg/mod.py": source, "pkg/__init__.py": source, ...}``; entries not ending in ``.py`` are

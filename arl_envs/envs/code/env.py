@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError, fenced_code_blocks
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.code.feedback import SandboxHolder, render_results
 from arl_envs.envs.code.generated import DIFFICULTIES, FAMILIES, MAX_SEED, generated_task, parse_generated_id
@@ -232,9 +232,7 @@ class FunctionsEnv(AgentEnv):
             return (f"```python\n{code.rstrip()}\n```\n" if code else "") + SUBMIT_MARKER
         raise ValueError(f"unknown tool {name!r}")
 
-    def expert_action(self) -> str:
-        if self.task is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
+    def _expert_action(self) -> str:
         if not self.task.reference:
             return self.render_call("submit", {"code": ""})
         return self.render_call("run_tests", {"code": self.task.reference})

@@ -13,16 +13,14 @@ read stdin and print; their outputs are compared exactly and in order.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import random
-import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from arl_envs.core.errors import TaskLoadError
+from arl_envs.envs.code.isolated import run_program
 from arl_envs.envs.code.tasks import CodeTask, TestCase
 
 #: Difficulties of generated tasks.
@@ -706,15 +704,7 @@ def _reference_function(source: str, name: str) -> Callable[..., Any]:
 
 
 def _reference_output(source: str, stdin: str) -> str:
-    out = io.StringIO()
-    old_stdin = sys.stdin
-    try:
-        sys.stdin = io.StringIO(stdin)
-        with contextlib.redirect_stdout(out):
-            exec(compile(source, "<reference>", "exec"), {"__name__": "__main__"})  # noqa: S102 - our reference
-    finally:
-        sys.stdin = old_stdin
-    return out.getvalue()
+    return run_program(source, stdin)  # private stdin/stdout: nothing process-wide is swapped
 
 
 def generated_task(family: str, difficulty: int, seed: int) -> CodeTask:

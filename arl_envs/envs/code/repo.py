@@ -18,17 +18,13 @@ A draw that cannot meet 4-5 is redrawn deterministically (see :func:`repo_task`)
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import importlib
 import random
-import secrets
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from arl_envs.core.errors import TaskLoadError
-from arl_envs.envs.code.child import SourceImporter
+from arl_envs.envs.code.isolated import IsolatedPackage
 from arl_envs.envs.code.repo_templates import TEMPLATES, BugSite, RepoTemplate, bug_params, fill
 from arl_envs.envs.code.runner import strict_equal
 from arl_envs.envs.code.tasks import TestCase
@@ -87,32 +83,6 @@ class RepoTask:
 def all_bug_ids() -> list[tuple[str, str]]:
     """Every ``(template, bug)`` pair."""
     return [(t.name, b.name) for t in TEMPLATES.values() for b in t.bugs]
-
-
-class _HostPackage:
-    """A generated package imported on the host under a unique name (our own code only); use as context manager.
-
-    The modules are served from memory (:class:`~arl_envs.envs.code.child.SourceImporter`): no temporary
-    directory, which also makes task generation fast enough to check thousands of seeds in a test.
-    """
-
-    def __init__(self, package: str, files: dict[str, str]) -> None:
-        self.alias = f"_arl_repo_{secrets.token_hex(6)}"
-        self.importer = SourceImporter({rel: src for rel, src in files.items() if rel.startswith(package + "/")},
-                                       rename=self.alias)
-
-    def __enter__(self) -> _HostPackage:
-        sys.meta_path.insert(0, self.importer)
-        return self
-
-    def function(self, module: str, name: str) -> Any:
-        return getattr(importlib.import_module(f"{self.alias}.{module}"), name)
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self.importer)
-        for name in self.importer.sources:
-            sys.modules.pop(name, None)
 
 
 def _copy(value: Any) -> Any:
@@ -243,35 +213,36 @@ def _generate(task_id: str, template: RepoTemplate, bug: BugSite, rng: random.Ra
     per_fn: list[list[tuple[TestCase, bool]]] = [[] for _ in template.functions]
     seen: set[str] = set()
     buggy_results: dict[tuple[int, int], tuple[bool, Any]] = {}  # (function, case) -> what the bug gives
-    with _HostPackage(template.package, correct) as good, _HostPackage(template.package, buggy) as bad:
-        fns = [(good.function(s.module, s.name), bad.function(s.module, s.name)) for s in template.functions]
+    # both packages load into private module tables (no sys.modules / sys.meta_path entry)
+    good, bad = IsolatedPackage(template.package, correct), IsolatedPackage(template.package, buggy)
+    fns = [(good.function(s.module, s.name), bad.function(s.module, s.name)) for s in template.functions]
 
-        def draw(i: int) -> None:
-            spec = template.functions[i]
-            args = spec.gen(rng)
-            key = f"{spec.module}.{spec.name}{args!r}"
-            if key in seen:
-                return
-            seen.add(key)
-            ok, expected = _call(fns[i][0], args)
-            if not ok:
-                raise TaskLoadError(f"{task_id}: reference {spec.module}.{spec.name}{args!r} raised {expected}")
-            ok_bad, got = _call(fns[i][1], args)
-            exposes = not ok_bad or type(got) is not type(expected) or got != expected
-            case = TestCase("call", fn=f"{template.package}.{spec.module}:{spec.name}", args=tuple(args),
-                            expected=expected)
-            buggy_results[(i, len(per_fn[i]))] = (ok_bad, got)
-            per_fn[i].append((case, exposes))
+    def draw(i: int) -> None:
+        spec = template.functions[i]
+        args = spec.gen(rng)
+        key = f"{spec.module}.{spec.name}{args!r}"
+        if key in seen:
+            return
+        seen.add(key)
+        ok, expected = _call(fns[i][0], args)
+        if not ok:
+            raise TaskLoadError(f"{task_id}: reference {spec.module}.{spec.name}{args!r} raised {expected}")
+        ok_bad, got = _call(fns[i][1], args)
+        exposes = not ok_bad or type(got) is not type(expected) or got != expected
+        case = TestCase("call", fn=f"{template.package}.{spec.module}:{spec.name}", args=tuple(args),
+                        expected=expected)
+        buggy_results[(i, len(per_fn[i]))] = (ok_bad, got)
+        per_fn[i].append((case, exposes))
 
-        for _ in range(CANDIDATES_PER_FUNCTION):
-            for i in range(len(template.functions)):
-                draw(i)
-        extra = 0
-        # one exposing case for the visible set and one for the hidden-only set: draw more until both exist
-        while not _exposes_twice(per_fn) and extra < EXTRA_CANDIDATES:
-            for i in range(len(template.functions)):
-                draw(i)
-            extra += 1
+    for _ in range(CANDIDATES_PER_FUNCTION):
+        for i in range(len(template.functions)):
+            draw(i)
+    extra = 0
+    # one exposing case for the visible set and one for the hidden-only set: draw more until both exist
+    while not _exposes_twice(per_fn) and extra < EXTRA_CANDIDATES:
+        for i in range(len(template.functions)):
+            draw(i)
+        extra += 1
 
     visible_idx = _visible_indices(per_fn)
     if not any(per_fn[i][j][1] for i, j in visible_idx):

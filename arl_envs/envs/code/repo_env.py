@@ -14,7 +14,6 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError, find_blocks
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.code.feedback import SandboxHolder, render_results
 from arl_envs.envs.code.harness import Harness, HarnessRun, Job
@@ -290,10 +289,8 @@ class RepoEnv(AgentEnv):
             return "<submit/>"
         raise ValueError(f"unknown tool {name!r}")
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """Revert the injected bug (its unified diff; a full rewrite if the file was edited otherwise), then submit."""
-        if self.task is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
         task = self.task
         current = self._holder.get().read_file(task.bug_path, MAX_READ_BYTES)
         text = current.decode("utf-8", "replace") if current is not None else None

@@ -15,8 +15,6 @@ left", plus the nearest wall straight ahead, to the left and to the right.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from typing import Any, ClassVar
 
 import numpy as np
@@ -90,6 +88,21 @@ def _where(fwd: int, side: int) -> str:
         parts.append(_steps(abs(side), "right" if side > 0 else "left"))
     return " and ".join(parts)
 
+
+
+def _quiet_level_generator() -> None:
+    """Silence the "Sampling rejected: ..." lines minigrid's BabyAI level generator prints while it retries.
+
+    Only that module's own ``print`` name is shadowed (idempotent, thread-safe): redirecting ``sys.stdout``
+    instead would swallow every other thread's output while a level is generated.
+    """
+    from minigrid.envs.babyai.core import roomgrid_level
+
+    roomgrid_level.print = _discard  # type: ignore[attr-defined]
+
+
+def _discard(*args: Any, **kwargs: Any) -> None:
+    """A ``print`` that prints nothing."""
 
 class ViewRenderer:
     """Turns minigrid's encoded partial view into sentences.
@@ -262,8 +275,8 @@ class BabyAIEnv(CommandEnv):
             seed = int(self.np_random.integers(0, 2**31 - 1))
         else:
             seed = self._seed_from_id(task_id)
-        with contextlib.redirect_stdout(io.StringIO()):  # minigrid prints "Sampling rejected: ..." while generating
-            obs, _ = self.world.reset(seed=seed)
+        _quiet_level_generator()
+        obs, _ = self.world.reset(seed=seed)
         self._obs = obs
         if not self._fixed_max_turns:
             self.max_turns = int(self.world.max_steps)

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 from arl_envs.core.actions import ParseError
 from arl_envs.core.env import MAX_ACTION_CHARS, AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.embodied.parsing import ACT_TOOL, format_act, normalise_command, parse_command, parse_native
 
@@ -144,14 +143,12 @@ class CommandEnv(AgentEnv):
         info["admissible_actions"] = self.admissible_actions()
         return obs, info
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """The expert's next command in this env's action format.
 
         Raises:
             ResetNeeded: If no episode is running.
         """
-        if not self._episode_active:
-            raise ResetNeeded("no episode is running: call reset() first")
         return self.render_call("act", {"command": self.expert_command()})
 
     def _admissible_line(self) -> str:

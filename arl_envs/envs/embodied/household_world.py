@@ -20,6 +20,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from arl_envs.core.errors import TaskLoadError
+
 # ----------------------------------------------------------------------------------------------- static tables
 #: Receptacle kinds per room kind: (kind, min count, max count); the difficulty moves counts toward the max.
 ROOM_LAYOUTS: dict[str, tuple[tuple[str, int, int], ...]] = {
@@ -657,7 +659,7 @@ def generate(seed: int, difficulty: int) -> World:
         world = _try_generate(rng, cfg, difficulty, seed)
         if world is not None:
             return world
-    raise RuntimeError(f"could not generate a household for seed {seed}")  # pragma: no cover - never seen
+    raise TaskLoadError(f"could not generate a household for seed {seed}")  # pragma: no cover - never seen
 
 
 def _pick(rng: random.Random, seq: Any) -> Any:

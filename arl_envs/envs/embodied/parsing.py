@@ -1,4 +1,4 @@
-"""The one action parser of every ``arl/embodied.*`` id (architecture, section 5).
+"""The one action parser of every ``arl/embodied.*`` id (``arl_envs/CONTRACT.md``, section 5).
 
 Native format: the reply is either a bare command (``go to desk 1``) or text holding ``<action>...</action>``
 blocks, of which the LAST one counts. Anything inside ``<think>...</think>`` never counts (an unclosed

@@ -58,6 +58,7 @@ JVM_OPTIONS = ("-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2")
 _pool_lock = threading.Lock()
 _launch_lock = threading.Lock()
 _idle: list[Any] = []
+_atexit_registered = False
 # Per-process caches of static task facts: (task, simplification, split) -> variation indices;
 # (task, simplification) -> action templates.
 _VARIATIONS: dict[tuple[str, str, str], tuple[int, ...]] = {}
@@ -86,7 +87,11 @@ def task_names() -> list[str]:
 
 def _acquire_jvm() -> Any:
     """An idle pooled ``ScienceWorldEnv`` or a freshly started one (seconds)."""
+    global _atexit_registered
     with _pool_lock:
+        if not _atexit_registered:  # on first use, not at import: importing the module changes nothing
+            atexit.register(shutdown_idle_jvms)
+            _atexit_registered = True
         while _idle:
             sw = _idle.pop()
             if _jvm_alive(sw):
@@ -152,15 +157,14 @@ def _shutdown(sw: Any) -> None:
 
 
 def shutdown_idle_jvms() -> int:
-    """Shut down every pooled idle JVM of this process; returns how many. Registered with ``atexit``."""
+    """Shut down every pooled idle JVM of this process; returns how many. Registered with ``atexit`` by the
+    first JVM start of the process."""
     with _pool_lock:
         jvms, _idle[:] = list(_idle), []
     for sw in jvms:
         _shutdown(sw)
     return len(jvms)
 
-
-atexit.register(shutdown_idle_jvms)
 
 
 class ScienceWorldEnv(CommandEnv):

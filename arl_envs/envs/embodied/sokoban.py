@@ -166,7 +166,7 @@ def generate_level(seed: int, rows: int, cols: int, num_boxes: int) -> tuple[Lev
             fallback = (score, level)
     if fallback is not None:
         return fallback[1]
-    raise RuntimeError(f"could not generate a Sokoban level for seed {seed}")  # pragma: no cover
+    raise TaskLoadError(f"could not generate a Sokoban level for seed {seed}")  # pragma: no cover
 
 
 def _carve(rng: random.Random, rows: int, cols: int) -> set[Pos]:

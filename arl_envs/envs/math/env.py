@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError, boxed_contents
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.grading import DEFAULT_GRADER_TIMEOUT_S, GradeResult, shared_grader
 from arl_envs.envs.math.tasks import (
@@ -48,6 +48,8 @@ def reply_boxes(text: str) -> list[str]:
                 if "{" not in content and "\\" not in content:
                     return [content]
     return boxed_contents(text)
+#: Deadline of the dummy grading call of :meth:`MathEnv.warm_up`, in seconds (sympy's first symbolic use is slow).
+GRADER_WARM_UP_TIMEOUT_S = 30.0
 
 
 class AnswerArgs(BaseModel):
@@ -188,6 +190,14 @@ class MathEnv(AgentEnv):
             env._pregraded = {request: result}
 
     # -- AgentEnv hooks
+    def warm_up(self) -> None:
+        """Start a math-verify worker of the shared pool and load sympy's lazy parts (1-4 s, once per process).
+
+        Grades a dummy symbolic answer: the worker's first symbolic comparison alone costs ~1.5 s (sympy imports
+        its simplifier on first use), which a first wrong answer of a real episode would otherwise pay.
+        """
+        shared_grader().grade("\\frac{7}{2}", "a b + \\frac{3}{4} c", timeout_s=GRADER_WARM_UP_TIMEOUT_S)
+
     def tools(self) -> list[Tool]:
         return [ANSWER_TOOL]
 
@@ -255,9 +265,7 @@ class MathEnv(AgentEnv):
             raise ValueError(f"unknown tool {name!r}")
         return f"The final answer is \\boxed{{{arguments['answer']}}}"
 
-    def expert_action(self) -> str:
-        if self.task is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
+    def _expert_action(self) -> str:
         return self.render_call("answer", {"answer": self._expert_answer(self.task)})
 
     def _expert_answer(self, task: MathTask) -> str:

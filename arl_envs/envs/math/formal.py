@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.coq import CoqChecker, Lemma
 
@@ -205,10 +205,8 @@ class FormalProofEnv(AgentEnv):
             raise ValueError(f"unknown tool {name!r}")
         return f"```coq\n{arguments['proof']}```"
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """The lemma's reference proof in the given skeleton."""
-        if self.lemma is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
         return self.render_call("submit_proof", {"proof": self.lemma.skeleton(self.lemma.proof)})
 
     def _close(self) -> None:

@@ -9,7 +9,6 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError, boxed_contents, find_blocks
 from arl_envs.core.env import Transition
-from arl_envs.core.errors import ResetNeeded
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.env import ANSWER_TOOL, ArithmeticEnv, CountdownEnv, DatasetEnv, MathEnv
 from arl_envs.envs.math.grading import GradeResult
@@ -211,10 +210,8 @@ class ToolMathEnv(MathEnv):
             return f"Let me compute this.\n```python\n{arguments['code']}\n```"
         return super().format_call(name, arguments)
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """Turn 1: a program that computes the answer. Turn 2: the answer read from the program's output."""
-        if self.task is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
         task = self.task
         if self.tool_calls_used == 0 and self.max_tool_calls > 0:
             code = task.meta.get("python") or (

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.search.scoring import exact_match, f1, normalize_answer
 
@@ -487,10 +487,8 @@ class MemoryBankEnv(AgentEnv):
         """Several calls in one reply, in this env's action format."""
         return "\n".join(self.render_call(n, a) for n, a in calls)
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """The oracle: one op per fact event (add / update the entry holding it / delete it), answers from the bank."""
-        if self.scenario is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
         if self.session >= self.n_sessions:
             q = self.scenario.questions[self.question][0]
             return self.render_call("answer", {"answer": self._answer_from_bank(q)})

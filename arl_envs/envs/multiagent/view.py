@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import format_json_tool_call
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ArlError, ResetNeeded
+from arl_envs.core.errors import ArlError
 from arl_envs.core.rewards import FORMAT_PENALTY_RAW
 from arl_envs.core.tools import Tool, ToolCall
 
@@ -233,9 +233,7 @@ class GameSeatEnv(AgentEnv):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return f"[{arguments.get('move', '')}]"
 
-    def expert_action(self) -> str:
-        if not self._episode_active:
-            raise ResetNeeded("no episode is running; call reset()")
+    def _expert_action(self) -> str:
         rng = np.random.default_rng([self._expert_seed, self.turn, self.game_index])
         move = self.game.counter_move(self.seat, rng, self.opponent_kind)
         return self.render_call("move", {"move": move})

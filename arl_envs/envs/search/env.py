@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from arl_envs.core.actions import ParseError, find_blocks, remove_blocks
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.search.corpus import Document, QAItem, load_corpus, load_qa
 from arl_envs.envs.search.retrievers import (
@@ -362,7 +362,7 @@ class SearchEnv(AgentEnv):
                           success=success, info=info)
 
     # ----------------------------------------------------------------- expert
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """The gold chain: search for each gold supporting document not yet seen, then answer.
 
         If a search for a gold document did not surface it, the expert opens it by id instead; on the last turn
@@ -371,8 +371,6 @@ class SearchEnv(AgentEnv):
         Raises:
             ResetNeeded: If no episode is running.
         """
-        if self.item is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
         item = self.item
         turns_left = self.max_turns - self.turn
         answer = self.render_call("answer", {"text": item.answers[0]})

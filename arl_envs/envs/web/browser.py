@@ -143,11 +143,11 @@ class LoopThread:
 
         Raises:
             BrowserCallTimeout: ``timeout_s`` elapsed (the coroutine is cancelled).
-            RuntimeError: Called from the loop thread itself (it would deadlock).
+            ArlError: Called from the loop thread itself (it would deadlock).
         """
         if threading.current_thread() is self._thread:
             coro.close()
-            raise RuntimeError("LoopThread.call from the loop thread would deadlock")
+            raise ArlError("LoopThread.call from the loop thread would deadlock")
         fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return fut.result(timeout_s)
@@ -310,14 +310,18 @@ class BrowserHost:
 
 _HOST: BrowserHost | None = None
 _HOST_LOCK = threading.Lock()
+_atexit_registered = False
 
 
 def get_host() -> BrowserHost:
     """The process's :class:`BrowserHost` (a new one after ``fork``: a child never shares its parent's)."""
-    global _HOST
+    global _HOST, _atexit_registered
     with _HOST_LOCK:
         if _HOST is None or _HOST.pid != os.getpid() or not _HOST.loop.alive:
             _HOST = BrowserHost()
+            if not _atexit_registered:  # on first use, not at import: importing the module changes nothing
+                atexit.register(_shutdown_at_exit)
+                _atexit_registered = True
         return _HOST
 
 
@@ -393,7 +397,6 @@ def browser_main_pid() -> int | None:
     return None
 
 
-@atexit.register
 def _shutdown_at_exit() -> None:  # pragma: no cover - process exit
     host = _HOST
     if host is not None and host.pid == os.getpid() and host.loop.alive:

@@ -389,14 +389,14 @@ class WebEnv(AgentEnv):
             obs += "\n\n[The episode is over: " + ("goal reached.]" if success else "the goal was not reached.]")
         return Transition(observation=obs, parts=parts, terminated=terminated, success=success, info=info)
 
-    def expert_action(self) -> str:
+    def _expert_action(self) -> str:
         """The scripted expert's next action (the task's :meth:`WebTask.expert` on the current page).
 
         Raises:
             ResetNeeded: No running episode.
             ExpertError: The task's expert cannot find what it needs.
         """
-        if not self._episode_active or self._snap is None or self._instance is None:
+        if self._snap is None or self._instance is None:
             raise ResetNeeded("no running episode: call reset() first")
         snap = self._snap
 

@@ -79,8 +79,8 @@ def test_validate_tolerates_odd_states(name: str) -> None:
 # ----------------------------------------------------------------------------- browser tests
 playwright = pytest.importorskip("playwright.async_api", reason="playwright is not installed (pip install 'arl-envs[web]')")
 
-from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium, hold_browser
-from arl_envs.envs.web.env import WebEnv
+from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium, hold_browser  # noqa: E402
+from arl_envs.envs.web.env import WebEnv  # noqa: E402
 
 try:
     find_chromium()

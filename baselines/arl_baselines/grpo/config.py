@@ -7,8 +7,12 @@ Defaults follow TRL's ``GRPOConfig`` where the knob exists there (``loss_type="d
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from dataclasses import dataclass, field
 from typing import Any
+
+import pydantic
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 SCALE_REWARDS = ("group", "batch", "none")
@@ -19,6 +23,14 @@ OPTIMIZERS = ("adamw", "sgd")
 EVAL_SEED_OFFSET = 1_000_000_000
 #: Training task seeds are drawn uniformly from [0, TRAIN_SEED_RANGE).
 TRAIN_SEED_RANGE = 1_000_000_000
+#: Lower bounds of numeric settings (None values of optional ones are not checked): name -> (bound, inclusive).
+FIELD_MINIMUMS: dict[str, tuple[float, bool]] = {
+    "lr": (0.0, False), "sft_lr": (0.0, False), "adam_eps": (0.0, False), "max_grad_norm": (0.0, False),
+    "weight_decay": (0.0, True), "beta": (0.0, True), "sgd_momentum": (0.0, True), "top_k": (0, True),
+    "warmup_steps": (0, True), "sft_steps": (0, True), "sft_batch_size": (1, True), "sft_episodes": (0, True),
+    "eval_every": (0, True), "eval_tasks": (0, True), "eval_samples": (1, True), "log_samples": (0, True),
+    "num_threads": (1, True), "time_limit_s": (0.0, False),
+}
 
 
 @dataclass(frozen=True)
@@ -163,6 +175,7 @@ class GRPOConfig:
     time_limit_s: float | None = None
 
     def __post_init__(self) -> None:
+        self._check_types_and_minimums()
         if self.loss_type not in LOSS_TYPES:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
         if self.scale_rewards not in SCALE_REWARDS:
@@ -185,6 +198,25 @@ class GRPOConfig:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
+
+    def _check_types_and_minimums(self) -> None:
+        """Validate every field against its type hint (pydantic, lax: ``"1e-4"`` becomes 1e-4, ``"abc"`` fails)
+        and :data:`FIELD_MINIMUMS`; store the validated values.
+
+        Raises:
+            ValueError: Naming the field, its value and what was expected.
+        """
+        for name, adapter in _field_adapters().items():
+            value = getattr(self, name)
+            try:
+                value = adapter.validate_python(value)
+            except pydantic.ValidationError as exc:
+                why = exc.errors()[0].get("msg", str(exc))
+                raise ValueError(f"GRPOConfig.{name}: invalid value {value!r} ({why})") from None
+            setattr(self, name, value)
+            bound = FIELD_MINIMUMS.get(name)
+            if bound is not None and value is not None and (value < bound[0] or (value == bound[0] and not bound[1])):
+                raise ValueError(f"GRPOConfig.{name} must be {'>=' if bound[1] else '>'} {bound[0]}, got {value!r}")
 
     @property
     def batch_episodes(self) -> int:
@@ -211,3 +243,10 @@ class GRPOConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict of every setting."""
         return dataclasses.asdict(self)
+
+
+@functools.cache
+def _field_adapters() -> dict[str, pydantic.TypeAdapter]:
+    """A pydantic validator per :class:`GRPOConfig` field, from its type hint."""
+    hints = typing.get_type_hints(GRPOConfig)
+    return {f.name: pydantic.TypeAdapter(hints[f.name]) for f in dataclasses.fields(GRPOConfig)}

@@ -150,7 +150,7 @@ class ChatFormat:
     ChatML), minus the end-of-turn token when the policy already sampled it. Without a template: plain text,
     ``instructions\\n\\nobservation\\n`` then ``\\nobservation\\n``.
 
-    The action itself is never re-tokenised: trainers keep the sampled ids (architecture, section 2).
+    The action itself is never re-tokenised: trainers keep the sampled ids (``arl_envs/CONTRACT.md``, section 2).
     """
 
     def __init__(self, tokenizer: Any, *, use_chat_template: bool = True) -> None:

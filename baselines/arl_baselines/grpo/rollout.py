@@ -3,7 +3,7 @@
 An episode is ONE token sequence: the prompt, then for each turn the policy's sampled ids (stop token included)
 followed by the ids of the env's next observation. ``mask`` is 1 exactly on the sampled ids and 0 on prompt and
 observation ids, and the ids stored are the ids sampled (never re-tokenised text), so the trainer computes
-log-probabilities of exactly what the sampler produced (architecture, section 2, "Observations as chat messages").
+log-probabilities of exactly what the sampler produced (``arl_envs/CONTRACT.md``, section 2, "Observations as chat messages").
 
 Episodes that cannot be trained on are kept (their rewards are real) but flagged and counted:
 

@@ -445,10 +445,7 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
     Returns:
         Path of the PNG.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # the object API renders without a backend: no matplotlib.use()
 
     out = Path(output)
     rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if x.strip()]
@@ -456,7 +453,8 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
     sft = [json.loads(x) for x in sft_path.read_text().splitlines() if x.strip()] if sft_path.exists() else []
     summary_path = out / "summary.json"
     evals = json.loads(summary_path.read_text()).get("evals", {}) if summary_path.exists() else {}
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    fig = Figure(figsize=(15, 8))
+    axes = fig.subplots(2, 3)
     steps = [r["step"] for r in rows]
 
     def series(key: str) -> list[float]:
@@ -504,7 +502,6 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
     fig.tight_layout()
     path = out / "curves.png"
     fig.savefig(path, dpi=90)
-    plt.close(fig)
     return path
 
 

@@ -1,0 +1,31 @@
+"""GRPOConfig validates every field: types (pydantic), lower bounds, unknown names."""
+
+from __future__ import annotations
+
+import pytest
+
+from arl_baselines.grpo.config import FIELD_MINIMUMS, GRPOConfig
+
+
+def test_defaults_validate_and_lax_strings_convert() -> None:
+    cfg = GRPOConfig()
+    assert GRPOConfig(lr="2e-4").lr == 2e-4 and GRPOConfig(adam_betas=[0.9, 0.99]).adam_betas == (0.9, 0.99)
+    assert set(FIELD_MINIMUMS) <= set(cfg.to_dict())
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"lr": "abc"}, "lr"), ({"warmup_steps": -5}, "warmup_steps"), ({"lr": 0.0}, "lr"),
+     ({"num_groups": "eight"}, "num_groups"), ({"adam_betas": (0.9,)}, "adam_betas"), ({"progress": "maybe"}, "progress"),
+     ({"time_limit_s": -1.0}, "time_limit_s"), ({"env_kwargs": ["difficulty", 3]}, "env_kwargs")],
+)
+def test_bad_values_name_the_field(changes: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=rf"GRPOConfig\.{field}\b"):
+        GRPOConfig(**changes)
+    with pytest.raises(ValueError, match=rf"GRPOConfig\.{field}\b"):
+        GRPOConfig().replace(**changes)
+
+
+def test_unknown_setting_is_named() -> None:
+    with pytest.raises(TypeError, match="'lrr'"):
+        GRPOConfig.from_kwargs(lrr=1e-4)
