@@ -62,7 +62,7 @@ def test_grader_raising_is_env_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """An exception out of the grader entry point (not only a bad reply) is caught by the base class."""
     from arl_envs.envs.math import grading
 
-    def broken(self, gold, pred, timeout_s=None):
+    def broken(self, gold, pred, timeout_s=None, **kwargs):
         raise RuntimeError("grader pool broken")
 
     monkeypatch.setattr(grading.GraderPool, "grade", broken)

@@ -82,8 +82,9 @@ class SimulatedRetriever(Retriever):
         max_new_tokens: Tokens per document.
         temperature: Sampling temperature (> 0).
         device: Torch device of the simulator.
-        num_threads: Torch CPU threads while generating (restored after each search); default 1, since for models
-            this small more threads mostly add contention. None leaves torch's setting alone.
+
+    Torch's CPU thread count is the process's own (library code never changes it): for a model this small, a
+    trainer that runs many simulated-search envs may want ``torch.set_num_threads(1)`` itself.
 
     Raises:
         ValueError: ``noise`` outside [0, 1] or non-positive ``max_new_tokens``/``temperature``.
@@ -103,9 +104,7 @@ class SimulatedRetriever(Retriever):
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 1.0,
         device: str = "cpu",
-        num_threads: int | None = 1,
     ) -> None:
-        self.num_threads = num_threads
         if max_new_tokens < 1 or temperature <= 0:
             raise ValueError("max_new_tokens must be >= 1 and temperature > 0")
         self.noise = float(noise)
@@ -188,13 +187,7 @@ class SimulatedRetriever(Retriever):
         gen = torch.Generator(device="cpu").manual_seed(seed)
         stop = torch.tensor(self.policy.stop_ids, device=device)
         done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
-        threads = torch.get_num_threads()
-        if self.num_threads is not None:
-            torch.set_num_threads(int(self.num_threads))
-        try:
-            rows = self._sample(model, ids, mask, gen, stop, done, pad)
-        finally:
-            torch.set_num_threads(threads)
+        rows = self._sample(model, ids, mask, gen, stop, done, pad)
         stops = set(self.policy.stop_ids)
         texts = []
         for row in rows:
