@@ -66,6 +66,9 @@ def play(
     seed: int = typer.Option(0, help="Seed of the first episode (episode i uses seed + i)."),
     episodes: int = typer.Option(1, help="Number of episodes."),
     kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
+    record: Optional[str] = typer.Option(
+        None, "--record", help="Append the episodes to this JSONL file (RecordEpisodes; open with `arl-envs view`)."
+    ),
 ) -> None:
     """Play episodes with a reference agent and print the transcript and reward parts."""
     import gymnasium as gym
@@ -74,6 +77,10 @@ def play(
     from arl_envs.agents import make_agent, run_episode
 
     env = gym.make(env_id, render_mode="ansi", **_kwargs(kwarg))
+    if record:
+        from arl_envs.wrappers import RecordEpisodes
+
+        env = RecordEpisodes(env, record)
     try:
         for i in range(episodes):
             ag = make_agent(agent, env, seed=seed + i)
@@ -89,6 +96,22 @@ def play(
             )
     finally:
         env.close()
+
+
+@app.command()
+def view(
+    path: str = typer.Argument(..., help="JSONL file of episodes (RecordEpisodes, `arl-envs play --record`)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file (default: PATH with .html)."),
+) -> None:
+    """Write a self-contained HTML page (no network) to browse recorded episodes turn by turn."""
+    from arl_envs.viewer import write_viewer
+
+    try:
+        out = write_viewer(path, output)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    console.print(f"wrote {out}", markup=False)
 
 
 @app.command()
