@@ -328,6 +328,28 @@ def bench(
     console.print(table)
 
 
+@app.command()
+def scoreboard(
+    quick: bool = typer.Option(False, "--quick", help="CI size: 2 seeds, the tiny model only (1 turn x 4 tokens)."),
+    env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
+    seeds: Optional[int] = typer.Option(None, help="Held-out seeds per random/expert row (default 6; quick 2)."),
+    lm_seeds: Optional[int] = typer.Option(None, help="Seeds per language-model row (default 2; quick 1)."),
+    lm: list[str] = typer.Option([], "--lm", help="load_policy spec (default smollm2; quick tiny), repeatable."),
+    output: str = typer.Option("runs/scoreboard.jsonl", "--output", "-o", help="Rows (JSONL); the table: .md"),
+    resume: bool = typer.Option(False, help="Skip rows already in --output."),
+) -> None:
+    """Success rate and mean return (95% intervals) of random, expert, a zero-shot LM and GRPO, per env id."""
+    try:
+        from arl_baselines.scoreboard import run_and_write
+    except ImportError as exc:
+        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
+        raise typer.Exit(1) from exc
+    _, md = run_and_write(output, quick=quick, env_ids=env_ids, seeds=seeds, lm_seeds=lm_seeds, lms=lm or None,
+                          resume=resume, command="arl-envs scoreboard " + " ".join(sys.argv[2:]),
+                          log=lambda line: console.print(line, markup=False, highlight=False))
+    console.print(md, markup=False, highlight=False)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
