@@ -317,15 +317,22 @@ def sandbox_check() -> None:
 def bench(
     steps: int = typer.Option(2000, help="Expert steps per env id."),
     env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG bar chart of steps/s per id here."),
 ) -> None:
     """Env throughput (expert agent, one process), with the ratio to a trivial gymnasium env in the same run."""
     import arl_envs
     from arl_envs.bench import env_throughput
 
     table = Table("env id", "steps/s", "µs/step", "ratio to trivial env")
-    for row in env_throughput(env_ids or arl_envs.env_ids(), steps):
+    rows = env_throughput(env_ids or arl_envs.env_ids(), steps)
+    for row in rows:
         table.add_row(row["env_id"], f"{row['steps_per_s']:.0f}", f"{row['us_per_step']:.1f}", f"{row['ratio']:.1f}x")
     console.print(table)
+    if plot:
+        from arl_envs.plots import plot_throughput
+
+        console.print(f"wrote {plot_throughput(rows, plot, f'Env throughput, {steps} expert steps per id')}",
+                      markup=False)
 
 
 @app.command()

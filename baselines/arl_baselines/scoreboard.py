@@ -46,6 +46,9 @@ FULL_MAX_NEW_TOKENS, FULL_MAX_TURNS = 32, 2
 QUICK_SEEDS, QUICK_LM_SEEDS, QUICK_MAX_NEW_TOKENS, QUICK_MAX_TURNS = 2, 1, 4, 1
 #: Tokens kept free per later turn for the observation when sizing the decoder's context.
 OBS_TOKEN_BUDGET = 512
+#: Two-sided 95% Student-t quantiles ``t_{0.975, df}`` for df = 1..30 (standard t table); beyond 30 the normal z.
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 #: Longest context a language-model row uses (prompts beyond it are cut: those episodes count as failures).
 MAX_CONTEXT_TOKENS = 8192
 
@@ -74,10 +77,8 @@ def mean_interval(values: list[float]) -> tuple[float, float, float]:
     mean = sum(values) / n
     if n < 2:
         return mean, mean, mean
-    from scipy.stats import t
-
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    half = (T_975[n - 2] if n - 1 <= len(T_975) else Z_95) * sd / math.sqrt(n)
     return mean, mean - half, mean + half
 
 
