@@ -60,11 +60,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=50, help="expert steps per env id")
     ap.add_argument("--calls", type=int, default=30, help="calls per latency series")
     ap.add_argument("--runs", nargs="*", default=None, help="GRPO run directories (default runs/*)")
+    ap.add_argument("--ids", nargs="*", default=None, help="env ids for the throughput figure (default: all)")
     ap.add_argument("--skip", nargs="*", default=[], choices=["throughput", "latency", "grpo"])
     a = ap.parse_args()
     if "throughput" not in a.skip:
         rows = []
-        for env_id in arl_envs.env_ids():
+        for env_id in a.ids or arl_envs.env_ids():
             try:
                 rows += env_throughput([env_id], a.steps)
             except ArlError as exc:
