@@ -68,6 +68,9 @@ def play(
     seed: int = typer.Option(0, help="Seed of the first episode (episode i uses seed + i)."),
     episodes: int = typer.Option(1, help="Number of episodes."),
     kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
+    record: Optional[str] = typer.Option(
+        None, "--record", help="Append the episodes to this JSONL file (RecordEpisodes; open with `arl-envs view`)."
+    ),
 ) -> None:
     """Play episodes with a reference agent and print the transcript and reward parts."""
     import gymnasium as gym
@@ -76,6 +79,10 @@ def play(
     from arl_envs.agents import make_agent, run_episode
 
     env = gym.make(env_id, render_mode="ansi", **_kwargs(kwarg))
+    if record:
+        from arl_envs.wrappers import RecordEpisodes
+
+        env = RecordEpisodes(env, record)
     try:
         for i in range(episodes):
             ag = make_agent(agent, env, seed=seed + i)
@@ -91,6 +98,22 @@ def play(
             )
     finally:
         env.close()
+
+
+@app.command()
+def view(
+    path: str = typer.Argument(..., help="JSONL file of episodes (RecordEpisodes, `arl-envs play --record`)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file (default: PATH with .html)."),
+) -> None:
+    """Write a self-contained HTML page (no network) to browse recorded episodes turn by turn."""
+    from arl_envs.viewer import write_viewer
+
+    try:
+        out = write_viewer(path, output)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    console.print(f"wrote {out}", markup=False)
 
 
 @app.command()
@@ -308,15 +331,44 @@ def sandbox_check() -> None:
 def bench(
     steps: int = typer.Option(2000, help="Expert steps per env id."),
     env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG bar chart of steps/s per id here."),
 ) -> None:
     """Env throughput (expert agent, one process), with the ratio to a trivial gymnasium env in the same run."""
     import arl_envs
     from arl_envs.bench import env_throughput
 
     table = Table("env id", "steps/s", "µs/step", "ratio to trivial env")
-    for row in env_throughput(env_ids or arl_envs.env_ids(), steps):
+    rows = env_throughput(env_ids or arl_envs.env_ids(), steps)
+    for row in rows:
         table.add_row(row["env_id"], f"{row['steps_per_s']:.0f}", f"{row['us_per_step']:.1f}", f"{row['ratio']:.1f}x")
     console.print(table)
+    if plot:
+        from arl_envs.plots import plot_throughput
+
+        console.print(f"wrote {plot_throughput(rows, plot, f'Env throughput, {steps} expert steps per id')}",
+                      markup=False)
+
+
+@app.command()
+def scoreboard(
+    quick: bool = typer.Option(False, "--quick", help="CI size: 2 seeds, the tiny model only (1 turn x 4 tokens)."),
+    env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
+    seeds: Optional[int] = typer.Option(None, help="Held-out seeds per random/expert row (default 6; quick 2)."),
+    lm_seeds: Optional[int] = typer.Option(None, help="Seeds per language-model row (default 2; quick 1)."),
+    lm: list[str] = typer.Option([], "--lm", help="load_policy spec (default smollm2; quick tiny), repeatable."),
+    output: str = typer.Option("runs/scoreboard.jsonl", "--output", "-o", help="Rows (JSONL); the table: .md"),
+    resume: bool = typer.Option(False, help="Skip rows already in --output."),
+) -> None:
+    """Success rate and mean return (95% intervals) of random, expert, a zero-shot LM and GRPO, per env id."""
+    try:
+        from arl_baselines.scoreboard import run_and_write
+    except ImportError as exc:
+        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
+        raise typer.Exit(1) from exc
+    _, md = run_and_write(output, quick=quick, env_ids=env_ids, seeds=seeds, lm_seeds=lm_seeds, lms=lm or None,
+                          resume=resume, command="arl-envs scoreboard " + " ".join(sys.argv[2:]),
+                          log=lambda line: console.print(line, markup=False, highlight=False))
+    console.print(md, markup=False, highlight=False)
 
 
 def main() -> None:

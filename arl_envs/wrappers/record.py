@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,11 @@ class RecordEpisodes(gym.Wrapper[str, str, str, str]):
     """Append each finished episode to a JSONL file.
 
     Each line: ``{"env_id", "task_id", "seed", "observations": [...], "actions": [...], "rewards": [...],
-    "reward_components": [...], "terminated", "truncated", "success", "return"}``. Lines are written when an episode
-    ends (terminated or truncated); an episode still running at ``close()`` is written with both flags False.
+    "reward_components": [...], "steps": [...], "terminated", "truncated", "success", "return"}``. ``steps[t]`` holds
+    the step's ``action_error``, ``env_error`` and ``tool_calls`` from ``info`` (what ``arl-envs view`` marks). When the
+    env puts PNG bytes in ``info["screenshot"]`` (web ids with ``obs_mode="axtree+screenshot"``), the line also has
+    ``"screenshots"``: one base64 PNG string (or None) per observation. Lines are written when an episode ends
+    (terminated or truncated); an episode still running at ``close()`` is written with both flags False.
 
     Args:
         env: Any arl-envs env.
@@ -39,11 +43,22 @@ class RecordEpisodes(gym.Wrapper[str, str, str, str]):
             "actions": [],
             "rewards": [],
             "reward_components": [],
+            "steps": [],
             "terminated": False,
             "truncated": False,
             "success": False,
         }
+        self._screenshot(info)
         return obs, info
+
+    def _screenshot(self, info: dict[str, Any]) -> None:
+        """Keep ``info["screenshot"]`` (PNG bytes) as base64, aligned with the observations."""
+        ep = self._episode
+        png = info.get("screenshot")
+        if ep is None or (png is None and "screenshots" not in ep):
+            return
+        shots = ep.setdefault("screenshots", [None] * (len(ep["observations"]) - 1))
+        shots.append(base64.b64encode(png).decode("ascii") if isinstance(png, (bytes, bytearray)) else None)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -53,6 +68,14 @@ class RecordEpisodes(gym.Wrapper[str, str, str, str]):
             ep["actions"].append(action)
             ep["rewards"].append(reward)
             ep["reward_components"].append(info.get("reward_components", {}))
+            ep["steps"].append(
+                {
+                    "action_error": info.get("action_error"),
+                    "env_error": info.get("env_error"),
+                    "tool_calls": info.get("tool_calls") or [],
+                }
+            )
+            self._screenshot(info)
             if terminated or truncated:
                 ep.update(terminated=terminated, truncated=truncated, success=bool(info.get("success", False)))
                 self._flush()

@@ -1,0 +1,122 @@
+"""The episode viewer (`arl-envs view`): recorded episodes -> one HTML page, checked in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from typer.testing import CliRunner
+
+import arl_envs  # noqa: F401
+from arl_envs.agents import make_agent, run_episode
+from arl_envs.cli import app
+from arl_envs.viewer import load_episodes, render_html
+from arl_envs.wrappers import RecordEpisodes
+
+#: A hand-written line: an infrastructure failure is rare by design, but the page must mark one.
+ENV_ERROR_LINE = {
+    "env_id": "arl/code.functions-v0", "task_id": "t-env-error", "seed": 7,
+    "observations": ["Write f.", "sandbox unavailable"], "actions": ["```python\ndef f(): pass\n```"],
+    "rewards": [0.0], "reward_components": [{"task": 0.0}],
+    "steps": [{"action_error": None, "env_error": "SandboxUnavailable: bwrap died", "tool_calls": []}],
+    "terminated": False, "truncated": True, "success": False, "return": 0.0,
+}
+
+
+def record_file(path: Path, web: bool = True) -> list[dict]:
+    """Episodes of a tool env (expert), a search env (random: action errors), a web env with screenshots."""
+    runs = [("arl/math.tool-v0", "expert", {}, 2), ("arl/search.qa-v0", "random", {}, 2)]
+    if web:
+        runs.append(("arl/web.click-button-v0", "expert", {"obs_mode": "axtree+screenshot"}, 1))
+    for env_id, agent, kwargs, n in runs:
+        env = RecordEpisodes(gym.make(env_id, **kwargs), path)
+        for seed in range(n):
+            run_episode(env, make_agent(agent, env, seed=seed), seed=seed)
+        env.close()
+    with path.open("a") as fh:
+        fh.write(json.dumps(ENV_ERROR_LINE) + "\n")
+    return load_episodes(path)
+
+
+def test_page_is_self_contained_and_escapes(tmp_path: Path) -> None:
+    eps = [dict(ENV_ERROR_LINE, observations=["</script><script>alert(1)</script>", "x"])]
+    page = render_html(eps)
+    assert page.count("</script>") == 2  # the data block's and the code block's, none from the data
+    assert "http://" not in page and "https://" not in page and "<link" not in page
+    with pytest.raises(ValueError, match="line 1|:1:"):
+        (tmp_path / "bad.jsonl").write_text('{"seed": 1}\n')
+        load_episodes(tmp_path / "bad.jsonl")
+
+
+def test_cli_play_record_then_view(tmp_path: Path) -> None:
+    runner = CliRunner()
+    rec = tmp_path / "eps.jsonl"
+    res = runner.invoke(app, ["play", "arl/math.arithmetic-v0", "--episodes", "2", "--record", str(rec)])
+    assert res.exit_code == 0, res.output
+    eps = load_episodes(rec)
+    assert [e["seed"] for e in eps] == [0, 1] and all(e["success"] for e in eps)
+    assert eps[0]["steps"][0]["action_error"] is None
+    res = runner.invoke(app, ["view", str(rec), "-o", str(tmp_path / "page.html")])
+    assert res.exit_code == 0, res.output
+    assert "arl/math.arithmetic-v0" in (tmp_path / "page.html").read_text()
+
+
+@pytest.mark.slow
+def test_viewer_in_headless_chromium(tmp_path: Path) -> None:
+    from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium
+
+    try:
+        chromium = find_chromium()
+    except BrowserUnavailable as exc:  # pragma: no cover - CI installs Debian's chromium (.ci/system-deps)
+        pytest.skip(f"no Chromium on this machine: {exc}")
+    from playwright.sync_api import sync_playwright
+
+    eps = record_file(tmp_path / "eps.jsonl")
+    page_path = tmp_path / "eps.html"
+    res = CliRunner().invoke(app, ["view", str(tmp_path / "eps.jsonl"), "-o", str(page_path)])
+    assert res.exit_code == 0, res.output
+    web = [i for i, e in enumerate(eps) if e["env_id"].startswith("arl/web.")]
+    assert web and eps[web[0]]["screenshots"][0] is not None  # the recorder kept the PNGs
+    errors_at = [i for i, e in enumerate(eps) if any(s["action_error"] for s in e["steps"])]
+    assert errors_at, "the random search agent made no malformed action: pick other seeds"
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page()
+        remote: list[str] = []
+        page.on("request", lambda r: remote.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+        js_errors: list[str] = []
+        page.on("pageerror", lambda e: js_errors.append(str(e)))
+        page.goto(page_path.as_uri())
+        rows = page.locator("#episodes tbody tr")
+        assert rows.count() == len(eps)
+        # filter by env id, then by success
+        page.select_option("#env-filter", "arl/search.qa-v0")
+        assert rows.count() == sum(e["env_id"] == "arl/search.qa-v0" for e in eps)
+        page.select_option("#env-filter", "")
+        page.select_option("#success-filter", "false")
+        assert rows.count() == sum(not e["success"] for e in eps) and rows.count() < len(eps)
+        page.select_option("#success-filter", "")
+        # expand a tool-using expert episode: its turns, tool calls and reward parts
+        rows.nth(0).click()
+        ep = eps[0]
+        assert page.locator("#detail .turn").count() == 1 + 2 * len(ep["actions"])
+        assert page.locator("#detail .turn.tool").count() >= 1
+        assert page.locator("#detail .call").first.inner_text().startswith("tool call: python(")
+        parts = page.locator("#detail .parts").all_inner_texts()
+        assert len(parts) == len(ep["actions"]) and all("task" in p for p in parts)
+        assert "+1.000" in parts[-1]
+        # an episode with malformed actions, the env_error line, a web episode with screenshots
+        rows.nth(errors_at[0]).click()
+        assert page.locator("#detail .action_error").count() == sum(
+            bool(s["action_error"]) for s in eps[errors_at[0]]["steps"])
+        rows.nth(len(eps) - 1).click()
+        assert "SandboxUnavailable" in page.locator("#detail .env_error").inner_text()
+        rows.nth(web[0]).click()
+        shots = page.locator("#detail img.shot")
+        assert shots.count() == len(eps[web[0]]["observations"])
+        assert shots.first.evaluate("img => img.naturalWidth") > 0  # the PNG decodes
+        assert not remote and not js_errors
+        browser.close()
