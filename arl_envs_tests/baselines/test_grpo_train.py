@@ -58,12 +58,15 @@ def test_train_writes_metrics_plot_and_summary(tmp_path) -> None:
         {"loss_type": "dapo", "importance_sampling_level": "sequence"},
         {"beta": 0.05, "num_iterations": 2, "micro_batch_size": 3},
         {"optimizer": "sgd", "lr": 0.01, "drop_zero_spread": False, "mask_truncated": False},
+        {"advantage_level": "step", "diversity": "ngram", "sft_steps": 3, "sft_schedule": "cosine"},
     ],
 )
 def test_every_loss_variant_runs(tmp_path, variant) -> None:
     train(MATH, "tiny", 2, tmp_path, **{**SMALL, "eval_tasks": 2, "eval_samples": 1}, **variant)
     rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(math.isfinite(r["loss"]) for r in rows)
+    if variant.get("diversity") == "ngram":
+        assert all(0.0 <= r["diversity_mean"] <= 1.0 for r in rows)
     if variant.get("num_iterations", 1) == 1:
         assert all(r["ratio_mean"] == 1.0 or math.isnan(r["ratio_mean"]) for r in rows)
 

@@ -21,6 +21,7 @@ import math
 import os
 import random
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ import numpy as np
 import torch
 
 from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TRAIN_SEED_RANGE, GRPOConfig
-from arl_baselines.grpo.loss import group_advantages, grpo_loss
+from arl_baselines.grpo.diversity import diversity_rewards
+from arl_baselines.grpo.loss import group_advantages, grpo_loss, step_group_advantages
 from arl_baselines.grpo.policy import Policy, load_policy, token_logprobs
 from arl_baselines.grpo.rollout import Episode, RolloutEngine, evaluate, expert_episodes
 
@@ -42,6 +44,7 @@ METRIC_KEYS = (
     "adv_mean",
     "adv_std",
     "adv_abs_mean",
+    "diversity_mean",
     "entropy",
     "kl",
     "clip_low",
@@ -67,6 +70,8 @@ METRIC_KEYS = (
     "lr",
     "elapsed_s",
 )
+#: Consecutive all-zero-spread GRPO steps after which :class:`Trainer` warns that nothing is being learned.
+ZERO_SPREAD_WARN_STEPS = 5
 #: Episodes of each step written to samples.jsonl are the first of this many groups.
 SAMPLE_GROUPS = 2
 #: The reward curve is also drawn as a moving average over 1/SMOOTH_FRACTION of the steps.
@@ -140,6 +145,8 @@ class Trainer:
         self.stopped_early = False
         self.timings: dict[str, float] = {}
         self.sft_examples = 0
+        self._zero_run = 0
+        self._zero_warned = False
         (self.out / "config.json").write_text(
             json.dumps({"env_id": env_id, "model": model, **cfg.to_dict()}, indent=2, default=str)
         )
@@ -180,8 +187,7 @@ class Trainer:
         bar = _bar(cfg.sft_steps, "SFT", cfg.progress)
         for step in range(cfg.sft_steps):
             batch = rng.sample(data, min(cfg.sft_batch_size, len(data)))
-            # cosine decay to 10% keeps the end of SFT stable
-            lr = cfg.sft_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / max(cfg.sft_steps, 1))))
+            lr = sft_lr_at(cfg, step)
             for group in opt.param_groups:
                 group["lr"] = lr
             opt.zero_grad(set_to_none=True)
@@ -216,8 +222,6 @@ class Trainer:
             self.opt = torch.optim.AdamW(
                 model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas, eps=cfg.adam_eps
             )
-        warm = max(cfg.warmup_steps, 0)
-        self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda s: min(1.0, (s + 1) / (warm + 1)) if warm else 1.0)
         if cfg.beta > 0:
             self.ref_model = copy.deepcopy(model).eval()
             for p in self.ref_model.parameters():
@@ -239,18 +243,25 @@ class Trainer:
 
         rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
         valid = torch.tensor([e.env_error is None for e in eps])
+        div = None
+        if cfg.diversity == "ngram":  # DARLING: reward x distinctness within the group
+            texts = ["\n".join(e.actions) for e in eps]
+            rewards, div = diversity_rewards(
+                rewards, texts, cfg.group_size, n=cfg.diversity_ngram, threshold=cfg.diversity_threshold
+            )
         adv = group_advantages(rewards, cfg.group_size, scale_rewards=cfg.scale_rewards, valid=valid)
-        zero_group = adv.zero_spread.repeat_interleave(cfg.group_size)
-        keep = [
-            i
-            for i, e in enumerate(eps)
-            if e.trainable(cfg.mask_truncated) and not (cfg.drop_zero_spread and bool(zero_group[i]))
-        ]
+        train_adv: Any = adv.advantages
+        signal = None
+        if cfg.advantage_level == "step":
+            train_adv, signal = self.step_level_advantages(eps, adv.advantages, valid)
+        keep = self.loss_batch(eps, adv.zero_spread, signal)
         masked = sum(not e.trainable(cfg.mask_truncated) for e in eps)
+        self._watch_zero_spread(adv.zero_spread)
 
         t = time.perf_counter()
         model.train()
-        stats = self._update([eps[i] for i in keep], adv.advantages[keep]) if keep else _empty_update_stats()
+        sel = train_adv[keep] if isinstance(train_adv, torch.Tensor) else [train_adv[i] for i in keep]
+        stats = self._update([eps[i] for i in keep], sel) if keep else _empty_update_stats()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
         update_s = time.perf_counter() - t
@@ -268,6 +279,7 @@ class Trainer:
             "adv_mean": float(a.mean()),
             "adv_std": float(a.std()) if a.numel() > 1 else 0.0,
             "adv_abs_mean": float(a.abs().mean()),
+            "diversity_mean": float(div.mean()) if div is not None else float("nan"),
             **stats,
             "completion_len": sampled / max(len(eps), 1),
             "turns": actions / max(len(eps), 1),
@@ -281,7 +293,7 @@ class Trainer:
             "rollout_s": rollout_s,
             "update_s": update_s,
             "tokens_per_s": sampled / max(rollout_s, 1e-9),
-            "lr": float(self.opt.param_groups[0]["lr"]),
+            "lr": lr_used,
             "elapsed_s": time.perf_counter() - self.t0,
         }
         if evaluate:
@@ -294,7 +306,68 @@ class Trainer:
             self._log_samples(eps)
         return row
 
-    def _update(self, eps: list[Episode], advantages: torch.Tensor) -> dict[str, float]:
+    def step_level_advantages(
+        self, eps: list[Episode], episode_adv: torch.Tensor, valid: torch.Tensor
+    ) -> tuple[list[list[float]], list[bool]]:
+        """GiGPO per-token advantages: the episode advantage plus ``step_advantage_weight`` times the step-level
+        advantage of each turn (:func:`~arl_baselines.grpo.loss.step_group_advantages`) on that turn's tokens.
+
+        Returns:
+            ``(rows, signal)``: per episode a list as long as its ``ids``, and whether any of its turns has a
+            non-zero advantage (episodes of zero-spread groups may still carry step-level signal).
+        """
+        cfg = self.cfg
+        step = step_group_advantages(
+            [e.states[: len(e.step_rewards)] for e in eps],
+            [e.step_rewards for e in eps],
+            cfg.group_size,
+            gamma=cfg.step_gamma,
+            scale=cfg.scale_rewards != "none",
+            valid=[bool(v) for v in valid],
+        )
+        rows, signal = [], []
+        for e, a_ep, a_steps in zip(eps, episode_adv.tolist(), step):
+            row = [a_ep] * len(e.ids)
+            for (start, end), a_s in zip(e.turn_spans, a_steps):
+                row[start:end] = [a_ep + cfg.step_advantage_weight * a_s] * (end - start)
+            rows.append(row)
+            signal.append(any(row[i] != 0.0 for i, m in enumerate(e.mask) if m))
+        return rows, signal
+
+    def loss_batch(self, eps: list[Episode], zero_spread: torch.Tensor, signal: list[bool] | None = None) -> list[int]:
+        """Indices of the episodes that enter the loss.
+
+        Left out: untrainable episodes (env errors; truncated turns when ``mask_truncated``) and, with
+        ``drop_zero_spread``, every episode of a zero-spread group. The DAPO token normaliser counts the sampled
+        tokens of exactly these episodes (:meth:`_update`), so masked tokens are in neither sum nor count.
+
+        Args:
+            eps: The step's episodes, group by group.
+            zero_spread: ``(num_groups,)`` bool from :func:`~arl_baselines.grpo.loss.group_advantages`.
+            signal: Per episode, whether it has a non-zero (step-level) advantage; when given it replaces the
+                group's zero-spread test.
+        """
+        cfg = self.cfg
+        zero_group = zero_spread.repeat_interleave(cfg.group_size)
+        no_signal = [not x for x in signal] if signal is not None else [bool(z) for z in zero_group]
+        return [i for i, e in enumerate(eps) if e.trainable(cfg.mask_truncated) and not (cfg.drop_zero_spread and no_signal[i])]
+
+    def _watch_zero_spread(self, zero_spread: torch.Tensor) -> None:
+        """Warn (once per run) when every group has had zero reward spread for ``ZERO_SPREAD_WARN_STEPS`` steps."""
+        self._zero_run = self._zero_run + 1 if bool(zero_spread.all()) else 0
+        if self._zero_run == ZERO_SPREAD_WARN_STEPS and not self._zero_warned:
+            self._zero_warned = True
+            warnings.warn(
+                f"GRPO step {self.step}: every group has had zero reward spread for {ZERO_SPREAD_WARN_STEPS} steps, "
+                "so the policy gradient is exactly zero and nothing is learned. Warm the policy up first "
+                "(sft_steps > 0), raise temperature or group_size, or use an env whose reward has partial credit.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def _update(self, eps: list[Episode], advantages: torch.Tensor | list[list[float]]) -> dict[str, float]:
+        """One GRPO update (``num_iterations`` passes) on ``eps`` with per-episode ``(n,)`` or per-token
+        advantages (one list per episode, as long as its ``ids``)."""
         cfg, model, policy = self.cfg, self.policy.model, self.policy
         mbs = _chunks(list(range(len(eps))), cfg.micro_batch_size)
         n_items = float(sum(eps[i].sampled_tokens for i in range(len(eps))))
@@ -302,7 +375,11 @@ class Trainer:
         for mb in mbs:
             ids, mask = pad_batch([eps[i] for i in mb], policy.pad_id, self.device)
             slp = pad_batch_floats([eps[i].sample_logprobs for i in mb], ids.shape[1], self.device)
-            batches.append((ids, mask, advantages[mb].to(self.device), slp))
+            if isinstance(advantages, torch.Tensor):
+                adv_mb = advantages[mb].to(self.device)
+            else:
+                adv_mb = pad_batch_floats([advantages[i] for i in mb], ids.shape[1], self.device)
+            batches.append((ids, mask, adv_mb, slp))
         old: list[torch.Tensor | None] = [None] * len(batches)
         ref: list[torch.Tensor | None] = [None] * len(batches)
         with torch.no_grad():
@@ -312,7 +389,8 @@ class Trainer:
                 if self.ref_model is not None:
                     ref[j] = token_logprobs(self.ref_model, ids, mask, temperature=cfg.temperature)[0]
         agg: dict[str, float] = {}
-        weights = 0.0
+        first: dict[str, float] = {}
+        weights = first_tokens = 0.0
         gn = 0.0
         for it in range(cfg.num_iterations):
             self.opt.zero_grad(set_to_none=True)
@@ -337,19 +415,21 @@ class Trainer:
                 )
                 loss.backward()
                 loss_total += float(loss.detach())
-                if it == 0:
-                    w = st["tokens"]
-                    st["entropy"] = float((ent * mask).sum() / mask.sum().clamp(min=1)) if ent is not None else 0.0
-                    st["sampler_logp_gap"] = float(((logp.detach() - slp).abs() * mask).sum() / mask.sum().clamp(min=1))
-                    for k, v in st.items():
-                        if k != "tokens":
-                            agg[k] = agg.get(k, 0.0) + v * w
-                    weights += w
+                w = st.pop("tokens")
+                for k, v in st.items():  # clip / ratio / KL statistics: token-weighted over every pass
+                    agg[k] = agg.get(k, 0.0) + v * w
+                weights += w
+                if it == 0:  # the sampler's distribution is compared with the first pass only
+                    first["entropy"] = first.get("entropy", 0.0) + (float((ent * mask).sum()) if ent is not None else 0.0)
+                    first["sampler_logp_gap"] = first.get("sampler_logp_gap", 0.0) + float(
+                        ((logp.detach() - slp).abs() * mask).sum()
+                    )
+                    first_tokens += w
             gn = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm))
             self.opt.step()
             agg_loss = loss_total
-        self.sched.step()
         out = {k: v / max(weights, 1.0) for k, v in agg.items()}
+        out.update({k: v / max(first_tokens, 1.0) for k, v in first.items()})
         out.update(grad_norm=gn, loss=agg_loss, trained_tokens=n_items)
         return out
 
@@ -407,6 +487,20 @@ class Trainer:
         plot_curves(self.out)
         self.engine.close()
         return s
+
+
+def grpo_lr_at(cfg: GRPOConfig, step: int) -> float:
+    """GRPO learning rate at ``step`` (0-based): linear warm-up ``lr * (step + 1) / (warmup_steps + 1)``, then ``lr``."""
+    warm = max(cfg.warmup_steps, 0)
+    return cfg.lr * min(1.0, (step + 1) / (warm + 1)) if warm else cfg.lr
+
+
+def sft_lr_at(cfg: GRPOConfig, step: int) -> float:
+    """SFT learning rate at ``step`` (0-based): constant, or cosine from ``sft_lr`` to ``sft_min_lr_ratio * sft_lr``."""
+    if cfg.sft_schedule == "constant":
+        return cfg.sft_lr
+    floor = cfg.sft_min_lr_ratio
+    return cfg.sft_lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * step / max(cfg.sft_steps, 1))))
 
 
 def pad_batch_floats(rows: list[list[float]], T: int, device: torch.device) -> torch.Tensor:
