@@ -51,6 +51,45 @@ TINY_SIZES: dict[str, TinySize] = {
 }
 
 
+#: Settings that apply to every env when the model is a tiny one (built from scratch, so it needs an SFT warm
+#: start: without one every group is zero-spread and the gradient is exactly 0, issue 16). Constant-lr SFT, then
+#: GRPO at 10x below the SFT lr (issue 16: after a cosine SFT any GRPO lr above its final lr overshoots).
+TINY_DEFAULTS: dict[str, Any] = {"sft_steps": 300, "sft_lr": 3e-3, "sft_schedule": "constant", "lr": 3e-4, "warmup_steps": 3}
+
+#: Per-env settings (all models): token budgets that fit each env's observations (byte tokens for the tiny models;
+#: subword checkpoints need fewer) and the rollout shape. Measured in benchmarks/RESULTS.md, "GRPO defaults".
+ENV_DEFAULTS: dict[str, dict[str, Any]] = {
+    "arl/math.arithmetic-v0": {"max_new_tokens": 40, "max_seq_len": 384},
+    "arl/math.countdown-v0": {"max_new_tokens": 48, "max_seq_len": 512},
+    "arl/code.functions-v0": {
+        "max_new_tokens": 320, "max_seq_len": 2048, "num_groups": 4, "group_size": 4, "eval_tasks": 16,
+        "eval_samples": 2,
+    },
+    "arl/search.multihop-v0": {"max_new_tokens": 48, "max_seq_len": 2048},
+}
+#: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS`.
+TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
+    "arl/code.functions-v0": {"sft_steps": 300, "sft_batch_size": 16, "sft_episodes": 512},
+}
+
+
+def recommended_settings(env_id: str, *, tiny: bool) -> dict[str, Any]:
+    """Default :class:`GRPOConfig` fields for ``env_id`` (what ``arl-envs train`` uses under the user's flags).
+
+    Args:
+        env_id: A registered id.
+        tiny: The model is a tiny one built from scratch (adds the SFT warm start and its learning rates).
+
+    Returns:
+        Field -> value; empty for an env without tuned settings and a non-tiny model.
+    """
+    out: dict[str, Any] = dict(TINY_DEFAULTS) if tiny else {}
+    out.update(ENV_DEFAULTS.get(env_id, {}))
+    if tiny:
+        out.update(TINY_ENV_DEFAULTS.get(env_id, {}))
+    return out
+
+
 @dataclass
 class GRPOConfig:
     """Every setting of a GRPO run (SFT warm start, rollouts, loss, evaluation, logging).

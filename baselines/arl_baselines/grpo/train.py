@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TRAIN_SEED_RANGE, GRPOConfig
+from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TINY_SIZES, TRAIN_SEED_RANGE, GRPOConfig, recommended_settings
 from arl_baselines.grpo.diversity import diversity_rewards
 from arl_baselines.grpo.loss import group_advantages, grpo_loss, step_group_advantages
 from arl_baselines.grpo.policy import Policy, load_policy, token_logprobs
@@ -147,6 +147,10 @@ class Trainer:
         self.sft_examples = 0
         self._zero_run = 0
         self._zero_warned = False
+        self._sft_data: list[Episode] | None = None
+        self._sft_opt: Any = None
+        self._sft_rng = random.Random(cfg.seed)
+        self._sft_step = 0
         (self.out / "config.json").write_text(
             json.dumps({"env_id": env_id, "model": model, **cfg.to_dict()}, indent=2, default=str)
         )
@@ -170,22 +174,39 @@ class Trainer:
         return res
 
     # ----------------------------------------------------------------- SFT
-    def sft(self) -> list[dict[str, float]]:
-        """Behaviour cloning on expert trajectories (cross-entropy on the expert's action tokens only)."""
+    def sft(self, steps: int | None = None, *, time_budget_s: float | None = None) -> list[dict[str, float]]:
+        """Behaviour cloning on expert trajectories (cross-entropy on the expert's action tokens only).
+
+        Args:
+            steps: SFT steps (default ``cfg.sft_steps``). A later call continues the schedule and reuses the same
+                expert episodes (the few-demonstration comparison of :func:`sft_vs_grpo` relies on it).
+            time_budget_s: Stop after this many seconds of SFT (for equal-compute comparisons); None: no limit.
+        """
         cfg = self.cfg
-        if cfg.sft_steps <= 0:
+        n_steps = cfg.sft_steps if steps is None else int(steps)
+        if n_steps <= 0:
             return []
-        seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.sft_episodes)]
-        data = [e for e in expert_episodes(self.engine, seeds) if e.sampled_tokens > 0 and not e.context_truncated]
-        if not data:
-            raise RuntimeError(f"no usable expert episodes for {self.env_id} (all empty or longer than max_seq_len)")
+        if self._sft_data is None:
+            seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.sft_episodes)]
+            data = [e for e in expert_episodes(self.engine, seeds) if e.sampled_tokens > 0 and not e.context_truncated]
+            if not data:
+                raise RuntimeError(f"no usable expert episodes for {self.env_id} (all empty or longer than max_seq_len)")
+            self._sft_data = data
+            self._sft_opt = torch.optim.AdamW(
+                self.policy.model.parameters(), lr=cfg.sft_lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas
+            )
+            self._sft_rng = random.Random(cfg.seed)
+        data, opt, rng = self._sft_data, self._sft_opt, self._sft_rng
         model = self.policy.model
         model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.sft_lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas)
-        rng = random.Random(cfg.seed)
         logs: list[dict[str, float]] = []
-        bar = _bar(cfg.sft_steps, "SFT", cfg.progress)
-        for step in range(cfg.sft_steps):
+        bar = _bar(n_steps, "SFT", cfg.progress)
+        t0 = time.perf_counter()
+        for _ in range(n_steps):
+            if time_budget_s is not None and time.perf_counter() - t0 >= time_budget_s:
+                break
+            step = self._sft_step
+            self._sft_step += 1
             batch = rng.sample(data, min(cfg.sft_batch_size, len(data)))
             lr = sft_lr_at(cfg, step)
             for group in opt.param_groups:
@@ -255,6 +276,10 @@ class Trainer:
         if cfg.advantage_level == "step":
             train_adv, signal = self.step_level_advantages(eps, adv.advantages, valid)
         keep = self.loss_batch(eps, adv.zero_spread, signal)
+        # the schedule counts GRPO steps, updated or not (a step whose groups are all zero-spread has no update)
+        lr_used = grpo_lr_at(cfg, self.step - 1)
+        for group in self.opt.param_groups:
+            group["lr"] = lr_used
         masked = sum(not e.trainable(cfg.mask_truncated) for e in eps)
         self._watch_zero_spread(adv.zero_spread)
 
@@ -618,8 +643,10 @@ def train(
         steps: GRPO steps (0: SFT and evaluation only).
         output: Run directory (created).
         **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
-            ``env_kwargs={"difficulty": 1}``); ``save_model=True`` also writes the final policy to
-            ``output/model``.
+            ``env_kwargs={"difficulty": 1}``); they override the env's recommended settings
+            (:func:`~arl_baselines.grpo.config.recommended_settings`: an SFT warm start for tiny models, token
+            budgets that fit the env), which ``env_defaults=False`` turns off. ``save_model=True`` also writes
+            the final policy to ``output/model``.
 
     Returns:
         The summary (``summary.json``): rewards first/last fifth of steps, evaluations ``before`` (untrained),
@@ -630,6 +657,8 @@ def train(
         ValueError: Invalid setting value.
     """
     save_model = bool(cfg.pop("save_model", False))
+    if bool(cfg.pop("env_defaults", True)):
+        cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
     config = GRPOConfig.from_kwargs(**cfg)
     tr = Trainer(env_id, model, config, output)
     tr.evaluate("before")
@@ -658,53 +687,121 @@ def train(
     return tr.finish()
 
 
-#: The demo's task: one-step integer arithmetic with single-digit operands (+, -, *; 243 distinct problems).
-DEMO_ENV_ID = "arl/math.arithmetic-v0"
-#: The format part weighs as much as the task part in the demo (default 0.1), so the curve shows what GRPO learns
-#: first from a barely warmed-up model: to stop writing malformed answers.
-DEMO_ENV_KWARGS: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"], "reward_weights": {"task": 1.0, "format": 1.0}}
+def sft_vs_grpo(
+    env_id: str,
+    model: str = "tiny",
+    output: str | os.PathLike[str] = "runs/sft-vs-grpo",
+    *,
+    grpo_steps: int = 30,
+    **cfg: Any,
+) -> dict[str, Any]:
+    """GRPO against more SFT at equal compute, from the same SFT checkpoint.
 
-#: Settings of :func:`demo_run` (about a minute on 2 CPU cores; see the README section of the GRPO baseline).
+    SFT for ``sft_steps`` on ``sft_episodes`` expert demonstrations; then (a) GRPO for ``grpo_steps`` on fresh
+    training seeds, and (b) from the SAME checkpoint, more SFT on the same demonstrations for as many seconds as
+    the GRPO phase took (equal wall-clock compute in the same process). Both are evaluated on the held-out seeds.
+
+    Args:
+        env_id: Env id.
+        model: Policy spec.
+        output: Run directory (``metrics.jsonl``/``curves.png`` of the GRPO branch; ``comparison.json``).
+        grpo_steps: GRPO steps of branch (a).
+        **cfg: :class:`GRPOConfig` fields (over the env's recommended settings).
+
+    Returns:
+        ``after_sft``, ``sft_only`` and ``sft_grpo`` held-out evaluations, ``grpo_s``, ``sft_extra_steps``,
+        ``lift`` (success of (a) minus (b)), and the GRPO run's summary under ``grpo``.
+    """
+    cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
+    config = GRPOConfig.from_kwargs(**cfg)
+    tr = Trainer(env_id, model, config, output)
+    tr.evaluate("before")
+    tr.sft()
+    tr.evaluate("after_sft")
+    checkpoint = copy.deepcopy(tr.policy.model.state_dict())
+    sft_step, sft_opt = tr._sft_step, copy.deepcopy(tr._sft_opt.state_dict())
+    sft_rng = tr._sft_rng.getstate()
+    tr.setup_grpo()
+    t = time.perf_counter()
+    for _ in range(grpo_steps):
+        tr.grpo_step()
+    grpo_s = time.perf_counter() - t
+    tr.timings["grpo_s"] = grpo_s
+    sft_grpo = tr.evaluate("final")
+    grpo_summary = tr.summary()
+    (tr.out / "summary.json").write_text(json.dumps(grpo_summary, indent=2, default=str))
+    plot_curves(tr.out)
+    # branch (b): the same checkpoint, SFT optimiser and data stream; SFT for the GRPO phase's wall time
+    tr.policy.model.load_state_dict(checkpoint)
+    tr._sft_opt.load_state_dict(sft_opt)
+    tr._sft_step = sft_step
+    tr._sft_rng.setstate(sft_rng)
+    extra = tr.sft(steps=10**9, time_budget_s=grpo_s)
+    sft_only = tr.evaluate("sft_only")
+    tr.engine.close()
+    res = {
+        "env_id": env_id,
+        "seed": config.seed,
+        "after_sft": tr.evals["after_sft"],
+        "sft_only": sft_only,
+        "sft_grpo": sft_grpo,
+        "grpo_s": grpo_s,
+        "grpo_steps": grpo_steps,
+        "sft_extra_steps": len(extra),
+        "lift": sft_grpo["success"] - sft_only["success"],
+        "output": str(tr.out),
+        "grpo": grpo_summary,
+    }
+    (tr.out / "comparison.json").write_text(json.dumps(res, indent=2, default=str))
+    return res
+
+
+#: The demo's task: one-step integer arithmetic with single-digit operands (+, -, *; 243 distinct problems),
+#: learned from only DEMO_SETTINGS["sft_episodes"] demonstrations and evaluated on held-out seeds: imitation can
+#: only copy the answers it was shown, GRPO gets a reward on every problem it tries.
+DEMO_ENV_ID = "arl/math.arithmetic-v0"
+DEMO_ENV_KWARGS: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
+
+#: Settings of :func:`demo_run` (sized for 2 CPU cores; see the README section of the GRPO baseline).
 DEMO_SETTINGS: dict[str, Any] = {
-    "steps": 40,
+    "grpo_steps": 30,
     "env_kwargs": DEMO_ENV_KWARGS,
-    "sft_steps": 100,
+    "sft_steps": 150,
+    "sft_episodes": 32,
+    "sft_lr": 3e-3,
     "num_groups": 16,
     "group_size": 8,
     "lr": 3e-4,
-    "warmup_steps": 5,
+    "warmup_steps": 3,
     "max_new_tokens": 40,
-    "max_seq_len": 128,
+    "max_seq_len": 384,
     "eval_tasks": 32,
     "eval_samples": 4,
+    "log_samples": 0,
 }
 
 
 def demo_run(output: str | os.PathLike[str] = "runs/demo-grpo", *, progress: bool = True, **overrides: Any) -> dict[str, Any]:
-    """A short SFT + GRPO run of the ``tiny`` model on one-step arithmetic, sized for 2 CPU cores (about a minute).
-
-    SFT stops early (100 steps), when the model writes ``The final answer is \\boxed{N}`` most of the time but
-    often malformed and rarely with the right N; GRPO then raises the reward, mostly by removing malformed answers
-    (the demo weighs the ``format`` part like the ``task`` part). Learning the answers themselves takes longer (see
-    ``arl_envs_tests/baselines/test_grpo_train.py::test_tiny_model_learns_one_step_task``).
+    """The demo's GRPO part: SFT from few demonstrations, then GRPO vs more SFT at equal compute (:func:`sft_vs_grpo`).
 
     Args:
         output: Run directory.
         progress: Show progress bars.
-        **overrides: Settings overriding the demo's (see :func:`train`).
+        **overrides: Settings overriding the demo's (``seed``, ``grpo_steps``, any :class:`GRPOConfig` field).
 
     Returns:
-        :func:`train`'s summary plus ``reward_before`` / ``reward_after`` (mean GRPO reward over the first / last
-        fifth of the steps), ``success_before_grpo`` / ``success_after_grpo`` (held-out, sampled) and
-        ``curve_rises`` (``reward_after > reward_before``).
+        :func:`sft_vs_grpo`'s result plus ``success_sft_only`` / ``success_sft_grpo`` (held-out, sampled at
+        temperature 1) and ``grpo_wins`` (``lift > 0``).
     """
-    settings: dict[str, Any] = dict(DEMO_SETTINGS)
-    settings.update(overrides)
-    steps = int(settings.pop("steps"))
-    s = train(DEMO_ENV_ID, "tiny", steps, output, progress=progress, **settings)
-    s["reward_before"], s["reward_after"] = s["reward_first"], s["reward_last"]
-    before = s["evals"].get("after_sft", s["evals"]["before"])
-    s["success_before_grpo"] = before["success"]
-    s["success_after_grpo"] = s["evals"].get("final", before)["success"]
-    s["curve_rises"] = bool(s["reward_last"] is not None and s["reward_last"] > s["reward_first"])
-    return s
+    settings: dict[str, Any] = {**DEMO_SETTINGS, **overrides}
+    steps = int(settings.pop("grpo_steps"))
+    r = sft_vs_grpo(DEMO_ENV_ID, "tiny", output, grpo_steps=steps, progress=progress, **settings)
+    r["success_sft_only"], r["success_sft_grpo"] = r["sft_only"]["success"], r["sft_grpo"]["success"]
+    r["grpo_wins"] = bool(r["lift"] > 0)
+    # the keys of the previous demo (the GRPO branch's reward curve and held-out success around it)
+    g = r["grpo"]
+    r["reward_before"], r["reward_after"] = g["reward_first"], g["reward_last"]
+    r["success_before_grpo"], r["success_after_grpo"] = r["after_sft"]["success"], r["sft_grpo"]["success"]
+    r["curve_rises"] = bool(g["reward_last"] is not None and g["reward_last"] > g["reward_first"])
+    r["steps"] = g["steps"]
+    return r
