@@ -660,6 +660,8 @@ def train(
     if bool(cfg.pop("env_defaults", True)):
         cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
     config = GRPOConfig.from_kwargs(**cfg)
+    if config.sft_steps <= 0:
+        raise ValueError("sft_vs_grpo compares two continuations of an SFT checkpoint: it needs sft_steps > 0")
     tr = Trainer(env_id, model, config, output)
     tr.evaluate("before")
     t = time.perf_counter()
@@ -708,12 +710,17 @@ def sft_vs_grpo(
         grpo_steps: GRPO steps of branch (a).
         **cfg: :class:`GRPOConfig` fields (over the env's recommended settings).
 
+    Raises:
+        ValueError: ``sft_steps`` is 0.
+
     Returns:
         ``after_sft``, ``sft_only`` and ``sft_grpo`` held-out evaluations, ``grpo_s``, ``sft_extra_steps``,
         ``lift`` (success of (a) minus (b)), and the GRPO run's summary under ``grpo``.
     """
     cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
     config = GRPOConfig.from_kwargs(**cfg)
+    if config.sft_steps <= 0:
+        raise ValueError("sft_vs_grpo compares two continuations of an SFT checkpoint: it needs sft_steps > 0")
     tr = Trainer(env_id, model, config, output)
     tr.evaluate("before")
     tr.sft()
