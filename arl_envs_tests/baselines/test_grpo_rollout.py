@@ -29,7 +29,9 @@ def warm_policy(tmp_path_factory):
     multi-turn episodes (wrong answer -> feedback -> retry) and stop tokens both occur."""
     torch.set_num_threads(2)
     out = tmp_path_factory.mktemp("warm")
-    cfg = GRPOConfig(env_kwargs=MATH_KW, sft_steps=120, max_seq_len=256, progress=False, num_groups=2, group_size=4)
+    cfg = GRPOConfig(
+        env_kwargs=MATH_KW, sft_steps=120, sft_episodes=256, max_seq_len=256, progress=False, num_groups=2, group_size=4
+    )
     tr = Trainer("arl/math.arithmetic-v0", "tiny", cfg, out)
     tr.sft()
     tr.engine.close()
