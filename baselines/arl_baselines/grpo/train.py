@@ -627,6 +627,14 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
     return path
 
 
+def _trainer(env_id: str, model: str, output: str | os.PathLike[str], cfg: dict[str, Any]) -> Trainer:
+    """A :class:`Trainer` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``)."""
+    cfg = dict(cfg)
+    if bool(cfg.pop("env_defaults", True)):
+        cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
+    return Trainer(env_id, model, GRPOConfig.from_kwargs(**cfg), output)
+
+
 def train(
     env_id: str,
     model: str = "tiny",
@@ -657,12 +665,8 @@ def train(
         ValueError: Invalid setting value.
     """
     save_model = bool(cfg.pop("save_model", False))
-    if bool(cfg.pop("env_defaults", True)):
-        cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
-    config = GRPOConfig.from_kwargs(**cfg)
-    if config.sft_steps <= 0:
-        raise ValueError("sft_vs_grpo compares two continuations of an SFT checkpoint: it needs sft_steps > 0")
-    tr = Trainer(env_id, model, config, output)
+    tr = _trainer(env_id, model, output, cfg)
+    config = tr.cfg
     tr.evaluate("before")
     t = time.perf_counter()
     if config.sft_steps > 0:
@@ -717,11 +721,11 @@ def sft_vs_grpo(
         ``after_sft``, ``sft_only`` and ``sft_grpo`` held-out evaluations, ``grpo_s``, ``sft_extra_steps``,
         ``lift`` (success of (a) minus (b)), and the GRPO run's summary under ``grpo``.
     """
-    cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
-    config = GRPOConfig.from_kwargs(**cfg)
+    tr = _trainer(env_id, model, output, cfg)
+    config = tr.cfg
     if config.sft_steps <= 0:
+        tr.engine.close()
         raise ValueError("sft_vs_grpo compares two continuations of an SFT checkpoint: it needs sft_steps > 0")
-    tr = Trainer(env_id, model, config, output)
     tr.evaluate("before")
     tr.sft()
     tr.evaluate("after_sft")
