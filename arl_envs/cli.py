@@ -228,21 +228,24 @@ def demo(
 
 
 def _demo_grpo() -> bool:
-    """Run the GRPO part of the demo (SFT warm start, then GRPO); True when it ran and its reward curve rose."""
+    """Run the GRPO part of the demo: SFT from few demonstrations, then GRPO vs more SFT at equal compute.
+
+    True when it ran (the comparison is printed whichever way it goes; the demo does not fail on it).
+    """
     try:
         from arl_baselines.grpo.train import demo_run
     except ImportError as exc:
         console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
         return False
-    console.rule("GRPO (tiny model, CPU): SFT warm start from the expert, then GRPO")
-    s = demo_run()
+    console.rule("GRPO (tiny model, CPU): SFT from 32 demonstrations, then GRPO vs more SFT at equal compute")
+    r = demo_run()
     console.print(
-        f"GRPO reward: first fifth of steps {s['reward_before']:+.3f} -> last fifth {s['reward_after']:+.3f} "
-        f"({'rises' if s['curve_rises'] else 'does NOT rise'}); held-out success {s['success_before_grpo']:.0%} after "
-        f"SFT -> {s['success_after_grpo']:.0%} after GRPO. Curves: {s.get('output', 'runs/demo-grpo')}/curves.png",
+        f"SFT-only {r['success_sft_only']:.0%} vs SFT+GRPO {r['success_sft_grpo']:.0%} held-out success "
+        f"(after the shared SFT: {r['after_sft']['success']:.0%}; equal compute: {r['grpo_s']:.0f} s of GRPO = "
+        f"{r['sft_extra_steps']} more SFT steps). Curves: {r['output']}/curves.png",
         markup=False,
     )
-    return bool(s["curve_rises"])
+    return True
 
 
 @app.command()

@@ -1,6 +1,6 @@
 """GRPO baseline on CPU: fast-decode vs HF-generate tokens/s, and the learning curve of the CI learning test.
 
-    python benchmarks/grpo_cpu.py [--out runs/grpo_cpu] [--skip-learning]
+    python benchmarks/grpo_cpu.py [--out runs/grpo_cpu] [--skip-decode] [--skip-learning] [--skip-demo] [--seeds 3]
 
 Prints a markdown block for benchmarks/RESULTS.md (also written to ``OUT/results.md``). Sizes are those the CPU
 tests use, so the numbers say what CI pays:
@@ -10,7 +10,8 @@ tests use, so the numbers say what CI pays:
    ``tiny`` and ``tiny-S``. On CPU the model's arithmetic dominates, so expect ~1x; the gap is a GPU matter.
 2. The learning recipe of ``test_tiny_model_learns_one_step_task`` (tiny-S, 800 SFT steps, 20 GRPO steps on
    arithmetic difficulty 1, integer kind), with held-out success before, after SFT and after GRPO.
-3. The demo (``arl_baselines.grpo.train.demo_run``): reward over the GRPO steps.
+3. The demo (``arl_baselines.grpo.train.demo_run``) over ``--seeds`` seeds: SFT-only vs SFT+GRPO held-out success
+   at equal compute, mean and spread.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="runs/grpo_cpu")
     ap.add_argument("--skip-learning", action="store_true")
+    ap.add_argument("--skip-decode", action="store_true")
+    ap.add_argument("--skip-demo", action="store_true")
+    ap.add_argument("--seeds", type=int, default=3, help="demo seeds (SFT-only vs SFT+GRPO per seed)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = ap.parse_args(argv)
 
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from arl_baselines.grpo.decode import benchmark_decoding
     from arl_baselines.grpo.policy import load_policy
-    from arl_baselines.grpo.train import demo_run, train
+    from arl_baselines.grpo.train import train
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -58,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%d"),
         "decode": [],
     }
-    for size in DECODE_SIZES:
+    for size in DECODE_SIZES if not args.skip_decode else ():
         p = load_policy(size)
         for compiled in (False, True):
             r = benchmark_decoding(p.model.eval(), pad_id=p.pad_id, compile=compiled, repeats=2, **DECODE)
@@ -79,24 +83,46 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "sft_loss_curve": _sft_curve(out / "learn"),
         }
         print("learning:", json.dumps(res["learning"]), flush=True)
-        t = time.perf_counter()
-        d = demo_run(out / "demo", progress=False)
-        rows = [json.loads(x) for x in (out / "demo" / "metrics.jsonl").read_text().splitlines()]
-        res["demo"] = {
-            "wall_s": round(time.perf_counter() - t, 1),
-            "reward_before": round(d["reward_before"], 3),
-            "reward_after": round(d["reward_after"], 3),
-            "success_before_grpo": round(d["success_before_grpo"], 3),
-            "success_after_grpo": round(d["success_after_grpo"], 3),
-            "reward_every_5_steps": [round(r["reward_mean"], 3) for r in rows[::5]],
-            "invalid_rate_every_5_steps": [round(r["invalid_action_rate"], 3) for r in rows[::5]],
-        }
+    if not args.skip_demo:
+        res["demo"] = demo_seeds(out, args.seeds)
         print("demo:", json.dumps(res["demo"]), flush=True)
     (out / "results.json").write_text(json.dumps(res, indent=2))
     md = markdown(res)
     (out / "results.md").write_text(md)
     print(md)
     return res
+
+
+def demo_seeds(out: Path, seeds: int) -> dict[str, Any]:
+    """The demo's comparison (``demo_run``: SFT from 32 demonstrations, then GRPO vs more SFT at equal wall time)
+    for seeds 0..seeds-1: per-seed held-out success of both branches, their mean and standard deviation."""
+    import statistics
+
+    from arl_baselines.grpo.train import demo_run
+
+    per = []
+    for seed in range(seeds):
+        t = time.perf_counter()
+        d = demo_run(out / f"demo-seed{seed}", progress=False, seed=seed)
+        per.append(
+            {
+                "seed": seed,
+                "after_sft": round(d["after_sft"]["success"], 3),
+                "sft_only": round(d["success_sft_only"], 3),
+                "sft_grpo": round(d["success_sft_grpo"], 3),
+                "lift": round(d["lift"], 3),
+                "grpo_s": round(d["grpo_s"], 1),
+                "sft_extra_steps": d["sft_extra_steps"],
+                "wall_s": round(time.perf_counter() - t, 1),
+            }
+        )
+        print("demo seed:", json.dumps(per[-1]), flush=True)
+
+    def stat(key: str) -> tuple[float, float]:
+        vals = [r[key] for r in per]
+        return round(statistics.mean(vals), 3), round(statistics.stdev(vals), 3) if len(vals) > 1 else 0.0
+
+    return {"per_seed": per, **{k: stat(k) for k in ("after_sft", "sft_only", "sft_grpo", "lift")}}
 
 
 def _sft_curve(run: Path) -> list[float]:
@@ -134,11 +160,20 @@ def markdown(r: dict[str, Any]) -> str:
         d = r["demo"]
         lines += [
             "",
-            f"Demo (`demo_run`, tiny, 100 SFT + 40 GRPO steps, format weight 1): reward {d['reward_before']} -> "
-            f"{d['reward_after']} (first/last fifth of steps), every 5 steps {d['reward_every_5_steps']}; "
-            f"invalid-action rate {d['invalid_rate_every_5_steps']}; held-out success {d['success_before_grpo']} -> "
-            f"{d['success_after_grpo']}; wall {d['wall_s']} s.",
+            "Demo (`demo_run`: tiny, arithmetic d1 integer, SFT on 32 demonstrations, then 30 GRPO steps vs more SFT "
+            "for the same wall time, held-out success sampled at temperature 1), mean ± std over "
+            f"{len(d['per_seed'])} seeds: after SFT {d['after_sft'][0]} ± {d['after_sft'][1]}; "
+            f"SFT-only {d['sft_only'][0]} ± {d['sft_only'][1]} vs SFT+GRPO {d['sft_grpo'][0]} ± {d['sft_grpo'][1]} "
+            f"(lift {d['lift'][0]} ± {d['lift'][1]}).",
+            "",
+            "| seed | after SFT | SFT-only | SFT+GRPO | lift | GRPO s | extra SFT steps | wall s |",
+            "|---|---|---|---|---|---|---|---|",
         ]
+        for x in d["per_seed"]:
+            lines.append(
+                f"| {x['seed']} | {x['after_sft']} | {x['sft_only']} | {x['sft_grpo']} | {x['lift']:+} | {x['grpo_s']} | "
+                f"{x['sft_extra_steps']} | {x['wall_s']} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -29,7 +29,9 @@ def warm_policy(tmp_path_factory):
     multi-turn episodes (wrong answer -> feedback -> retry) and stop tokens both occur."""
     torch.set_num_threads(2)
     out = tmp_path_factory.mktemp("warm")
-    cfg = GRPOConfig(env_kwargs=MATH_KW, sft_steps=120, max_seq_len=256, progress=False, num_groups=2, group_size=4)
+    cfg = GRPOConfig(
+        env_kwargs=MATH_KW, sft_steps=120, sft_episodes=256, max_seq_len=256, progress=False, num_groups=2, group_size=4
+    )
     tr = Trainer("arl/math.arithmetic-v0", "tiny", cfg, out)
     tr.sft()
     tr.engine.close()
@@ -188,9 +190,23 @@ def test_context_budget_ends_episodes_as_context_truncated(warm_policy) -> None:
     eps = eng.run([3], 4, generator=torch.Generator().manual_seed(0))
     assert all(len(e.ids) <= 40 for e in eps)
     assert any(e.context_truncated or e.truncated_turn for e in eps)
-    assert not any(e.trainable() for e in eps if e.context_truncated)
+    assert all(e.trainable() for e in eps if e.context_truncated and not e.truncated_turn)  # scored, not masked
     with pytest.raises(ValueError, match="max_seq_len"):
         _engine(warm_policy, max_seq_len=8).run([3], 2)
+    eng.close()
+
+
+def test_batched_and_one_episode_paths_give_the_same_multiturn_episodes(warm_policy) -> None:
+    """Greedy decoding: the batched decoder (static cache with holes) and the one-episode reference path (full
+    forward per token) give the same ids, masks, flags and rewards, across retries after wrong answers."""
+    eng = _engine(warm_policy)
+    seeds = [21, 22, 23, 24]
+    batched = eng.run(seeds, 1, temperature=0.0)
+    assert any(e.turns > 1 for e in batched)
+    for seed, b in zip(seeds, batched):
+        one = eng.play_episode(seed, temperature=0.0)
+        assert (b.ids, b.mask, b.turns, b.reward, b.success) == (one.ids, one.mask, one.turns, one.reward, one.success)
+        assert (b.truncated_turn, b.context_truncated) == (one.truncated_turn, one.context_truncated)
     eng.close()
 
 

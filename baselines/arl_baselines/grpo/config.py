@@ -18,6 +18,9 @@ LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 SCALE_REWARDS = ("group", "batch", "none")
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
 OPTIMIZERS = ("adamw", "sgd")
+SFT_SCHEDULES = ("constant", "cosine")
+ADVANTAGE_LEVELS = ("episode", "step")
+DIVERSITY_MODES = ("off", "ngram")
 
 #: Seeds at or above this value are held out for evaluation; training seeds are drawn below it.
 EVAL_SEED_OFFSET = 1_000_000_000
@@ -60,6 +63,45 @@ TINY_SIZES: dict[str, TinySize] = {
 }
 
 
+#: Settings that apply to every env when the model is a tiny one (built from scratch, so it needs an SFT warm
+#: start: without one every group is zero-spread and the gradient is exactly 0, issue 16). Constant-lr SFT, then
+#: GRPO at 10x below the SFT lr (issue 16: after a cosine SFT any GRPO lr above its final lr overshoots).
+TINY_DEFAULTS: dict[str, Any] = {"sft_steps": 300, "sft_lr": 3e-3, "sft_schedule": "constant", "lr": 3e-4, "warmup_steps": 3}
+
+#: Per-env settings (all models): token budgets that fit each env's observations (byte tokens for the tiny models;
+#: subword checkpoints need fewer) and the rollout shape. Measured in benchmarks/RESULTS.md, "GRPO defaults".
+ENV_DEFAULTS: dict[str, dict[str, Any]] = {
+    "arl/math.arithmetic-v0": {"max_new_tokens": 40, "max_seq_len": 384},
+    "arl/math.countdown-v0": {"max_new_tokens": 48, "max_seq_len": 512},
+    "arl/code.functions-v0": {
+        "max_new_tokens": 320, "max_seq_len": 2048, "num_groups": 4, "group_size": 4, "eval_tasks": 16,
+        "eval_samples": 2,
+    },
+    "arl/search.multihop-v0": {"max_new_tokens": 48, "max_seq_len": 2048},
+}
+#: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS`.
+TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
+    "arl/code.functions-v0": {"sft_steps": 300, "sft_batch_size": 16, "sft_episodes": 512},
+}
+
+
+def recommended_settings(env_id: str, *, tiny: bool) -> dict[str, Any]:
+    """Default :class:`GRPOConfig` fields for ``env_id`` (what ``arl-envs train`` uses under the user's flags).
+
+    Args:
+        env_id: A registered id.
+        tiny: The model is a tiny one built from scratch (adds the SFT warm start and its learning rates).
+
+    Returns:
+        Field -> value; empty for an env without tuned settings and a non-tiny model.
+    """
+    out: dict[str, Any] = dict(TINY_DEFAULTS) if tiny else {}
+    out.update(ENV_DEFAULTS.get(env_id, {}))
+    if tiny:
+        out.update(TINY_ENV_DEFAULTS.get(env_id, {}))
+    return out
+
+
 @dataclass
 class GRPOConfig:
     """Every setting of a GRPO run (SFT warm start, rollouts, loss, evaluation, logging).
@@ -91,6 +133,18 @@ class GRPOConfig:
         num_iterations: Optimisation passes over each rollout batch (mu in the GRPO paper; > 1 makes the
             ratio differ from 1 and the clip matter).
         micro_batch_size: Episodes per forward/backward (gradient accumulation over the rollout batch).
+        advantage_level: ``episode`` (GRPO: one advantage per episode) or ``step`` (GiGPO, Feng et al. 2025,
+            "Group-in-Group Policy Optimization for LLM Agent Training", arXiv:2505.10978: the episode advantage
+            plus ``step_advantage_weight`` times a step-level one, computed over the turns of a group's episodes
+            that act from the same observation; see :func:`arl_baselines.grpo.loss.step_group_advantages`).
+        step_advantage_weight: omega of GiGPO (1.0 in the paper).
+        step_gamma: Discount of the step-level returns (0.95 in the paper).
+        diversity: ``off`` (default) or ``ngram``: DARLING's diversity bonus (Li et al. 2025, arXiv:2509.02534),
+            the reward multiplied by each completion's n-gram distinctness within its group
+            (:mod:`arl_baselines.grpo.diversity`).
+        diversity_ngram: n-gram length in words.
+        diversity_threshold: Two completions are equivalent when their n-gram Jaccard similarity is at least
+            this; None: the soft score (mean ``1 - Jaccard``).
 
     Optimiser:
         optimizer: ``adamw`` (default) or ``sgd`` (with ``sgd_momentum``).
@@ -105,7 +159,11 @@ class GRPOConfig:
         sft_steps: Behaviour-cloning steps on expert trajectories before GRPO (0 skips SFT).
         sft_batch_size: Expert episodes per SFT step.
         sft_lr: SFT learning rate.
-        sft_episodes: Distinct expert episodes collected (seeds 0..n-1 of the training range).
+        sft_episodes: Distinct expert episodes collected (random seeds of the training range).
+        sft_schedule: ``constant`` (default) or ``cosine`` (decay to ``sft_min_lr_ratio * sft_lr``). Measured
+            (issue 16): a cosine SFT ends sharp, and any GRPO lr above its final lr overshoots even along the
+            exact gradient; after a constant-lr SFT, GRPO at or below ``sft_lr`` is stable.
+        sft_min_lr_ratio: Final lr of the cosine schedule as a fraction of ``sft_lr``.
 
     Evaluation:
         eval_every: GRPO steps between evaluations (0: only before and after training).
@@ -145,6 +203,12 @@ class GRPOConfig:
     drop_zero_spread: bool = True
     num_iterations: int = 1
     micro_batch_size: int = 64
+    advantage_level: str = "episode"
+    step_advantage_weight: float = 1.0
+    step_gamma: float = 0.95
+    diversity: str = "off"
+    diversity_ngram: int = 2
+    diversity_threshold: float | None = 0.5
     # optimiser
     optimizer: str = "adamw"
     lr: float = 1e-4
@@ -159,6 +223,8 @@ class GRPOConfig:
     sft_batch_size: int = 32
     sft_lr: float = 3e-3
     sft_episodes: int = 2048
+    sft_schedule: str = "constant"
+    sft_min_lr_ratio: float = 0.1
     # evaluation
     eval_every: int = 0
     eval_tasks: int = 64
@@ -196,6 +262,12 @@ class GRPOConfig:
             raise ValueError("temperatures must be >= 0 (0 means greedy)")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.advantage_level not in ADVANTAGE_LEVELS:
+            raise ValueError(f"advantage_level must be one of {ADVANTAGE_LEVELS}, got {self.advantage_level!r}")
+        if self.diversity not in DIVERSITY_MODES:
+            raise ValueError(f"diversity must be one of {DIVERSITY_MODES}, got {self.diversity!r}")
+        if self.sft_schedule not in SFT_SCHEDULES:
+            raise ValueError(f"sft_schedule must be one of {SFT_SCHEDULES}, got {self.sft_schedule!r}")
         if self.dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
 

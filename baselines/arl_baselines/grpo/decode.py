@@ -262,12 +262,15 @@ class FastDecoder:
         top_k: int = 0,
         ignore_stop: bool = False,
         generator: torch.Generator | None = None,
+        limits: list[int] | None = None,
     ) -> list[TurnOutput | None]:
         """Sample one turn for every active row.
 
         Args:
             active: ``B`` flags; inactive rows sample nothing (their result is None).
             max_new_tokens: Token limit of the turn (cut further to the free cache slots).
+            limits: Optional per-row token limits (each at most ``max_new_tokens``; a row's episode budget left),
+                or None (``max_new_tokens`` for every row).
             temperature: 0 is greedy.
             top_k: Sample among the top-k logits only (0: all).
             ignore_stop: Never stop on stop ids (benchmarks: exactly ``max_new_tokens`` per row).
@@ -286,7 +289,10 @@ class FastDecoder:
             raise ValueError(f"need {self.B} active flags, got {len(active)}")
         n = min(int(max_new_tokens), self.free_slots)
         live = torch.tensor(active, dtype=torch.bool, device=self.device)
-        done = ~live
+        row_limit = torch.tensor(
+            [min(int(x), n) for x in limits] if limits is not None else [n] * self.B, dtype=torch.long, device=self.device
+        )
+        done = ~live | (row_limit <= 0)
         tokens = torch.full((self.B, max(n, 1)), self.pad_id, dtype=torch.long, device=self.device)
         valid = torch.zeros((self.B, max(n, 1)), dtype=torch.bool, device=self.device)
         logps = torch.zeros((self.B, max(n, 1)), dtype=torch.float32, device=self.device)
@@ -308,7 +314,7 @@ class FastDecoder:
             self.pos += going.long()
             self.cur += 1
             stopped |= hit
-            done = done | hit
+            done = done | hit | (row_limit <= i + 1)
             steps = i + 1
             if steps % self.sync_every == 0 and bool(done.all()):
                 break

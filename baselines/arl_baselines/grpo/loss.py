@@ -25,6 +25,7 @@ Sources of the formulas:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -99,6 +100,70 @@ def group_advantages(
     return Advantages(adv.flatten(), zero_spread, mean, std)
 
 
+def step_group_advantages(
+    states: list[list[Any]],
+    step_rewards: list[list[float]],
+    group_size: int,
+    *,
+    gamma: float = 0.95,
+    scale: bool = True,
+    valid: list[bool] | None = None,
+) -> list[list[float]]:
+    """GiGPO's step-level advantages: turns of one group's episodes that act from the same state form a step group.
+
+    Source: Feng et al. 2025, "Group-in-Group Policy Optimization for LLM Agent Training" (GiGPO, verl-agent),
+    arXiv:2505.10978, section 3.2: for step ``t`` of episode ``i`` with state ``s``, the discounted return
+    ``R_t = sum_{k >= t} gamma^(k - t) r_k``; within the step group ``{(j, u): s_ju == s}`` of the same episode
+    group, ``A^S = (R_t - mean) / (std + ADVANTAGE_EPS)`` (std unbiased, as :func:`group_advantages`; or without
+    the division when ``scale=False``). A step group of one turn, or one whose returns have no spread, gets 0.
+    The trainer adds ``omega * A^S`` to the episode advantage on that turn's tokens.
+
+    Args:
+        states: Per episode, the (hashable) state each action was taken from, e.g. the observation text.
+        step_rewards: Per episode, the reward of each step (same lengths as ``states``).
+        group_size: G; episodes of a group are contiguous.
+        gamma: Discount.
+        scale: Divide by the step group's std.
+        valid: Per episode, False to leave it out (env errors): its steps get 0 and join no step group.
+
+    Returns:
+        Per episode, one advantage per step.
+
+    Raises:
+        ValueError: Length mismatches, or a number of episodes that is not a multiple of ``group_size``.
+    """
+    if len(states) != len(step_rewards) or len(states) % group_size:
+        raise ValueError(f"{len(states)} state lists, {len(step_rewards)} reward lists, group_size={group_size}")
+    ok = valid if valid is not None else [True] * len(states)
+    returns: list[list[float]] = []
+    for s, r in zip(states, step_rewards):
+        if len(s) != len(r):
+            raise ValueError(f"an episode has {len(s)} states but {len(r)} step rewards")
+        acc, out = 0.0, [0.0] * len(r)
+        for t in range(len(r) - 1, -1, -1):
+            acc = r[t] + gamma * acc
+            out[t] = acc
+        returns.append(out)
+    adv = [[0.0] * len(r) for r in step_rewards]
+    for g0 in range(0, len(states), group_size):
+        groups: dict[Any, list[tuple[int, int]]] = {}
+        for i in range(g0, g0 + group_size):
+            if ok[i]:
+                for t, st in enumerate(states[i]):
+                    groups.setdefault(st, []).append((i, t))
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            vals = torch.tensor([returns[i][t] for i, t in members], dtype=torch.float64)
+            std = float(vals.std())
+            if std <= ZERO_SPREAD_TOL:
+                continue
+            mean = float(vals.mean())
+            for (i, t), v in zip(members, vals.tolist()):
+                adv[i][t] = (v - mean) / (std + ADVANTAGE_EPS) if scale else v - mean
+    return adv
+
+
 def grpo_loss(
     logp: torch.Tensor,
     old_logp: torch.Tensor,
@@ -126,7 +191,7 @@ def grpo_loss(
     Args:
         logp: ``(B, T)`` log-probs of the current policy (with grad); 0 where ``mask`` is 0.
         old_logp: ``(B, T)`` log-probs of the sampling policy (no grad).
-        advantages: ``(B,)``.
+        advantages: ``(B,)``, or ``(B, T)`` per-token advantages (GiGPO's episode + step advantages).
         mask: ``(B, T)`` 1 on the policy's own sampled tokens (EOS included), 0 on prompt/observation/padding.
         loss_type: ``grpo`` | ``bnpo`` | ``dr_grpo`` | ``dapo``.
         epsilon_low: Lower clip (ratio floor ``1 - epsilon_low``).
@@ -151,17 +216,19 @@ def grpo_loss(
         raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
     if importance_sampling_level not in IMPORTANCE_SAMPLING_LEVELS:
         raise ValueError(f"importance_sampling_level must be one of {IMPORTANCE_SAMPLING_LEVELS}")
-    if logp.shape != old_logp.shape or logp.shape != mask.shape or advantages.shape != logp.shape[:1]:
+    adv_ok = advantages.shape == logp.shape[:1] or advantages.shape == logp.shape
+    if logp.shape != old_logp.shape or logp.shape != mask.shape or not adv_ok:
         raise ValueError(
             f"shape mismatch: logp {tuple(logp.shape)}, old_logp {tuple(old_logp.shape)}, mask {tuple(mask.shape)}, "
-            f"advantages {tuple(advantages.shape)} (want (B, T), (B, T), (B, T), (B,))"
+            f"advantages {tuple(advantages.shape)} (want (B, T), (B, T), (B, T), (B,) or (B, T))"
         )
     if beta > 0 and ref_logp is None:
         raise ValueError("beta > 0 needs ref_logp (log-probs of the reference model)")
     if loss_type == "dr_grpo" and not max_completion_length:
         raise ValueError("loss_type='dr_grpo' needs max_completion_length")
     m = mask.to(logp.dtype)
-    adv = advantages.to(logp.dtype)[:, None]
+    adv = advantages.to(logp.dtype)
+    adv = adv[:, None] if adv.dim() == 1 else adv
     log_ratio = (logp - old_logp) * m
     if importance_sampling_level == "token":
         log_w = log_ratio

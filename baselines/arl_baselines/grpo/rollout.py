@@ -8,8 +8,9 @@ log-probabilities of exactly what the sampler produced (``arl_envs/CONTRACT.md``
 Episodes that cannot be trained on are kept (their rewards are real) but flagged and counted:
 
 * ``truncated_turn``: a turn reached ``max_new_tokens`` without a stop token (the cut text is still sent to the
-  env, which scores it, and the episode goes on);
-* ``context_truncated``: the episode ran out of the ``max_seq_len`` token budget (it ends there);
+  env, which scores it, and the episode ends there); masked out of the loss when ``mask_truncated`` (DAPO);
+* ``context_truncated``: the episode ran out of the ``max_seq_len`` token budget (an observation or action did not
+  fit); it ends there with the rewards it earned (unfinished: the agent's failure) and IS trained on;
 * ``env_error``: the env reported an infrastructure failure (``info["env_error"]``); the reward is meaningless,
   so the episode is also left out of its group's advantage statistics.
 """
@@ -29,6 +30,10 @@ from arl_baselines.grpo.policy import Policy
 
 #: Extra cache slots kept free after a prompt so that at least one token can be sampled.
 MIN_FREE_SLOTS = 1
+#: Decoder cache slots per token of episode budget in multi-turn envs: rows of a batch share the cache's write
+#: position, so rows that stop early or get short observations leave holes; the episode budget itself
+#: (``max_seq_len``) is counted per row on its real tokens.
+CACHE_SLACK = 2
 
 
 @dataclass
@@ -53,6 +58,10 @@ class Episode:
         prompt_len: Tokens of the first prompt.
         actions: Decoded actions (what the env received).
         observations: Observations after each action.
+        states: The observation each action was taken from (the first observation, then ``observations[:-1]``):
+            GiGPO's anchor states.
+        step_rewards: Reward of each step.
+        turn_spans: ``(start, end)`` of each action's sampled ids in ``ids``.
     """
 
     group: int
@@ -72,6 +81,9 @@ class Episode:
     prompt_len: int = 0
     actions: list[str] = field(default_factory=list)
     observations: list[str] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+    step_rewards: list[float] = field(default_factory=list)
+    turn_spans: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def sampled_tokens(self) -> int:
@@ -84,10 +96,15 @@ class Episode:
         return len(self.ids) - self.prompt_len - self.sampled_tokens
 
     def trainable(self, mask_truncated: bool = True) -> bool:
-        """Whether the episode's tokens may enter the loss (no env error; no truncation when masking those)."""
+        """Whether the episode's tokens may enter the loss.
+
+        Not when the env failed (its reward means nothing), and not for a truncated turn when masking those
+        (DAPO's overlong filtering). A ``context_truncated`` episode IS trained on: it ended because its next
+        observation (or action) did not fit, which scores as the agent's failure, never silently masked.
+        """
         if self.env_error is not None or self.sampled_tokens == 0:
             return False
-        return not (mask_truncated and (self.truncated_turn or self.context_truncated))
+        return not (mask_truncated and self.truncated_turn)
 
 
 class RolloutEngine:
@@ -145,7 +162,7 @@ class RolloutEngine:
             self._decoder = FastDecoder(
                 p.model,
                 batch_size=self.batch_size,
-                max_len=self.max_seq_len,
+                max_len=self.max_seq_len * (CACHE_SLACK if self.max_turns > 1 else 1),
                 pad_id=p.pad_id,
                 stop_ids=p.stop_ids,
                 compile=self.compile,
@@ -214,52 +231,31 @@ class RolloutEngine:
         eps = [Episode(group=g, seed=s) for g, s in wanted]
         prompts: list[list[int]] = []
         for i, ep in enumerate(eps):
-            ids, _, info = self.prompt(self._env(i), ep.seed)
-            if len(ids) + MIN_FREE_SLOTS > self.max_seq_len:
-                raise ValueError(
-                    f"prompt of {len(ids)} tokens does not fit max_seq_len={self.max_seq_len}; raise max_seq_len"
-                )
-            ep.task_id, ep.ids, ep.prompt_len = str(info.get("task_id", "")), list(ids), len(ids)
-            ep.mask, ep.sample_logprobs = [0] * len(ids), [0.0] * len(ids)
-            prompts.append(ids)
+            prompts.append(self._start_episode(ep, self._env(i)))
         prompts += [[p.pad_id]] * (self.batch_size - n)
         active = [True] * n + [False] * (self.batch_size - n)
         dec.start(prompts)
         while any(active):
-            if dec.free_slots < MIN_FREE_SLOTS:
+            limits = [self._turn_limit(eps[i]) if i < n else 0 for i in range(self.batch_size)]
+            if dec.free_slots < MIN_FREE_SLOTS:  # the shared cache (holes included) is full: out of budget
                 for i in range(n):
                     if active[i]:
                         eps[i].context_truncated, active[i] = True, False
                 break
-            outs = dec.generate(active, self.max_new_tokens, temperature=temperature, top_k=top_k, generator=generator)
+            outs = dec.generate(
+                active, self.max_new_tokens, temperature=temperature, top_k=top_k, generator=generator, limits=limits
+            )
             chunks: list[list[int]] = [[] for _ in range(self.batch_size)]
             for i in range(n):
                 out = outs[i]
                 if out is None:
                     continue
-                ep = eps[i]
-                ep.ids += out.ids
-                ep.mask += [1] * len(out.ids)
-                ep.sample_logprobs += out.logprobs
-                ep.truncated_turn |= not out.stopped
-                text = p.decode(out.ids)
-                obs, reward, terminated, truncated, info = self._env(i).step(text)
-                ep.actions.append(text)
-                ep.observations.append(obs)
-                ep.turns += 1
-                ep.reward += float(reward)
-                ep.invalid_actions += info.get("action_error") is not None
-                if info.get("env_error") is not None:
-                    ep.env_error = str(info["env_error"])
-                if terminated or truncated:
-                    ep.success = bool(info.get("success", False))
-                    ep.env_truncated = bool(truncated)
+                obs_ids = self._take_turn(eps[i], self._env(i), out, limits[i])
+                if obs_ids is None:
                     active[i] = False
-                    continue
-                obs_ids = p.chat.observation_ids(obs, ended_with=out.ids[-1] if out.stopped else None)
-                chunks[i] = obs_ids
-            # rows whose observation would not leave room for one more token end here (context budget)
-            for i in range(n):
+                else:
+                    chunks[i] = obs_ids
+            for i in range(n):  # an observation the shared cache cannot hold ends the episode as above
                 if active[i] and len(chunks[i]) + MIN_FREE_SLOTS > dec.free_slots:
                     eps[i].context_truncated, active[i], chunks[i] = True, False, []
             for i in range(n):
@@ -269,6 +265,118 @@ class RolloutEngine:
                     eps[i].sample_logprobs += [0.0] * len(chunks[i])
             dec.append(chunks)
         return eps
+
+    @torch.no_grad()
+    def play_episode(
+        self, seed: int, *, temperature: float = 1.0, top_k: int = 0, generator: torch.Generator | None = None
+    ) -> Episode:
+        """One episode without the batched decoder: a full forward of the whole sequence per sampled token.
+
+        The reference path for :meth:`run` (slow, no KV cache): the same prompt, turn limits, stop handling and
+        episode ends (:meth:`_take_turn`), so with ``temperature=0`` it gives the same episode as :meth:`run`
+        (tested) as long as the batched cache does not run out first.
+
+        Args:
+            seed: Env reset seed.
+            temperature: 0 is greedy.
+            top_k: Top-k sampling (0: off).
+            generator: RNG for sampling.
+        """
+        from arl_baselines.grpo.decode import TurnOutput, _sample
+
+        p = self.policy
+        stop = set(int(t) for t in p.stop_ids)
+        env = self._env(0)
+        ep = Episode(group=0, seed=int(seed))
+        self._start_episode(ep, env)
+        while True:
+            limit = self._turn_limit(ep)
+            ids: list[int] = []
+            lps: list[float] = []
+            stopped = False
+            while len(ids) < limit:
+                x = torch.tensor([ep.ids + ids], dtype=torch.long, device=p.device)
+                logits = p.model(input_ids=x, use_cache=False).logits[:, -1].float()
+                tok, lp = _sample(logits, temperature, top_k, generator)
+                ids.append(int(tok[0]))
+                lps.append(float(lp[0]))
+                if ids[-1] in stop:
+                    stopped = True
+                    break
+            obs_ids = self._take_turn(ep, env, TurnOutput(ids, lps, stopped), limit)
+            if obs_ids is None:
+                return ep
+            ep.ids += obs_ids
+            ep.mask += [0] * len(obs_ids)
+            ep.sample_logprobs += [0.0] * len(obs_ids)
+
+    def _start_episode(self, ep: Episode, env: Any) -> list[int]:
+        """Reset ``env`` for ``ep.seed``; fill the episode's prompt fields; return the prompt ids.
+
+        Raises:
+            ValueError: The prompt does not leave room for one sampled token in ``max_seq_len``.
+        """
+        ids, obs, info = self.prompt(env, ep.seed)
+        if len(ids) + MIN_FREE_SLOTS > self.max_seq_len:
+            raise ValueError(f"prompt of {len(ids)} tokens does not fit max_seq_len={self.max_seq_len}; raise max_seq_len")
+        ep.states = [obs]
+        ep.task_id, ep.ids, ep.prompt_len = str(info.get("task_id", "")), list(ids), len(ids)
+        ep.mask, ep.sample_logprobs = [0] * len(ids), [0.0] * len(ids)
+        return list(ids)
+
+    def _turn_limit(self, ep: Episode) -> int:
+        """Tokens the next turn may sample: ``max_new_tokens``, or less when the episode's budget is nearly spent."""
+        return max(0, min(self.max_new_tokens, self.max_seq_len - len(ep.ids)))
+
+    def _take_turn(self, ep: Episode, env: Any, out: Any, limit: int) -> list[int] | None:
+        """Record one sampled turn and step the env with its text (shared by :meth:`run` and :meth:`play_episode`).
+
+        A turn that ends on a stop id is a complete action. One that reaches ``max_new_tokens`` is a
+        ``truncated_turn``; one cut earlier by the episode's budget is ``context_truncated``. Either way the cut text
+        is still sent to the env (so it is scored) and the episode ends there. After a complete action, an
+        observation that does not fit the budget also ends the episode as ``context_truncated``: the episode keeps
+        the rewards it earned (an unfinished task is the agent's failure, ``success=False``) and is trained on.
+
+        Args:
+            ep: The episode (updated in place).
+            env: Its env.
+            out: The turn's :class:`~arl_baselines.grpo.decode.TurnOutput`.
+            limit: The token limit the turn was sampled under.
+
+        Returns:
+            The observation ids to append when the episode goes on, else None.
+        """
+        p = self.policy
+        ep.turn_spans.append((len(ep.ids), len(ep.ids) + len(out.ids)))
+        ep.ids += out.ids
+        ep.mask += [1] * len(out.ids)
+        ep.sample_logprobs += list(out.logprobs)
+        cut = not out.stopped
+        if cut:
+            if len(out.ids) >= self.max_new_tokens:
+                ep.truncated_turn = True
+            else:
+                ep.context_truncated = True
+        text = p.decode(out.ids)
+        obs, reward, terminated, truncated, info = env.step(text)
+        ep.actions.append(text)
+        ep.observations.append(obs)
+        ep.step_rewards.append(float(reward))
+        ep.turns += 1
+        ep.reward += float(reward)
+        ep.invalid_actions += info.get("action_error") is not None
+        if info.get("env_error") is not None:
+            ep.env_error = str(info["env_error"])
+        if terminated or truncated or cut:
+            ep.success = bool(info.get("success", False)) if (terminated or truncated) else False
+            ep.env_truncated = bool(truncated)
+            return None
+        obs_ids = p.chat.observation_ids(obs, ended_with=out.ids[-1])
+        if len(ep.ids) + len(obs_ids) + MIN_FREE_SLOTS > self.max_seq_len:
+            ep.context_truncated = True
+            return None
+        ep.states.append(obs)
+        return obs_ids
 
 
 def end_of_turn_id(policy: Policy) -> int:

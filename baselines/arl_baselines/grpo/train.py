@@ -21,14 +21,16 @@ import math
 import os
 import random
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TRAIN_SEED_RANGE, GRPOConfig
-from arl_baselines.grpo.loss import group_advantages, grpo_loss
+from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TINY_SIZES, TRAIN_SEED_RANGE, GRPOConfig, recommended_settings
+from arl_baselines.grpo.diversity import diversity_rewards
+from arl_baselines.grpo.loss import group_advantages, grpo_loss, step_group_advantages
 from arl_baselines.grpo.policy import Policy, load_policy, token_logprobs
 from arl_baselines.grpo.rollout import Episode, RolloutEngine, evaluate, expert_episodes
 
@@ -42,6 +44,7 @@ METRIC_KEYS = (
     "adv_mean",
     "adv_std",
     "adv_abs_mean",
+    "diversity_mean",
     "entropy",
     "kl",
     "clip_low",
@@ -67,6 +70,8 @@ METRIC_KEYS = (
     "lr",
     "elapsed_s",
 )
+#: Consecutive all-zero-spread GRPO steps after which :class:`Trainer` warns that nothing is being learned.
+ZERO_SPREAD_WARN_STEPS = 5
 #: Episodes of each step written to samples.jsonl are the first of this many groups.
 SAMPLE_GROUPS = 2
 #: The reward curve is also drawn as a moving average over 1/SMOOTH_FRACTION of the steps.
@@ -140,6 +145,12 @@ class Trainer:
         self.stopped_early = False
         self.timings: dict[str, float] = {}
         self.sft_examples = 0
+        self._zero_run = 0
+        self._zero_warned = False
+        self._sft_data: list[Episode] | None = None
+        self._sft_opt: Any = None
+        self._sft_rng = random.Random(cfg.seed)
+        self._sft_step = 0
         (self.out / "config.json").write_text(
             json.dumps({"env_id": env_id, "model": model, **cfg.to_dict()}, indent=2, default=str)
         )
@@ -163,25 +174,41 @@ class Trainer:
         return res
 
     # ----------------------------------------------------------------- SFT
-    def sft(self) -> list[dict[str, float]]:
-        """Behaviour cloning on expert trajectories (cross-entropy on the expert's action tokens only)."""
+    def sft(self, steps: int | None = None, *, time_budget_s: float | None = None) -> list[dict[str, float]]:
+        """Behaviour cloning on expert trajectories (cross-entropy on the expert's action tokens only).
+
+        Args:
+            steps: SFT steps (default ``cfg.sft_steps``). A later call continues the schedule and reuses the same
+                expert episodes (the few-demonstration comparison of :func:`sft_vs_grpo` relies on it).
+            time_budget_s: Stop after this many seconds of SFT (for equal-compute comparisons); None: no limit.
+        """
         cfg = self.cfg
-        if cfg.sft_steps <= 0:
+        n_steps = cfg.sft_steps if steps is None else int(steps)
+        if n_steps <= 0:
             return []
-        seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.sft_episodes)]
-        data = [e for e in expert_episodes(self.engine, seeds) if e.sampled_tokens > 0 and not e.context_truncated]
-        if not data:
-            raise RuntimeError(f"no usable expert episodes for {self.env_id} (all empty or longer than max_seq_len)")
+        if self._sft_data is None:
+            seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.sft_episodes)]
+            data = [e for e in expert_episodes(self.engine, seeds) if e.sampled_tokens > 0 and not e.context_truncated]
+            if not data:
+                raise RuntimeError(f"no usable expert episodes for {self.env_id} (all empty or longer than max_seq_len)")
+            self._sft_data = data
+            self._sft_opt = torch.optim.AdamW(
+                self.policy.model.parameters(), lr=cfg.sft_lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas
+            )
+            self._sft_rng = random.Random(cfg.seed)
+        data, opt, rng = self._sft_data, self._sft_opt, self._sft_rng
         model = self.policy.model
         model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.sft_lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas)
-        rng = random.Random(cfg.seed)
         logs: list[dict[str, float]] = []
-        bar = _bar(cfg.sft_steps, "SFT", cfg.progress)
-        for step in range(cfg.sft_steps):
+        bar = _bar(n_steps, "SFT", cfg.progress)
+        t0 = time.perf_counter()
+        for _ in range(n_steps):
+            if time_budget_s is not None and time.perf_counter() - t0 >= time_budget_s:
+                break
+            step = self._sft_step
+            self._sft_step += 1
             batch = rng.sample(data, min(cfg.sft_batch_size, len(data)))
-            # cosine decay to 10% keeps the end of SFT stable
-            lr = cfg.sft_lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / max(cfg.sft_steps, 1))))
+            lr = sft_lr_at(cfg, step)
             for group in opt.param_groups:
                 group["lr"] = lr
             opt.zero_grad(set_to_none=True)
@@ -216,8 +243,6 @@ class Trainer:
             self.opt = torch.optim.AdamW(
                 model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas, eps=cfg.adam_eps
             )
-        warm = max(cfg.warmup_steps, 0)
-        self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda s: min(1.0, (s + 1) / (warm + 1)) if warm else 1.0)
         if cfg.beta > 0:
             self.ref_model = copy.deepcopy(model).eval()
             for p in self.ref_model.parameters():
@@ -239,18 +264,29 @@ class Trainer:
 
         rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
         valid = torch.tensor([e.env_error is None for e in eps])
+        div = None
+        if cfg.diversity == "ngram":  # DARLING: reward x distinctness within the group
+            texts = ["\n".join(e.actions) for e in eps]
+            rewards, div = diversity_rewards(
+                rewards, texts, cfg.group_size, n=cfg.diversity_ngram, threshold=cfg.diversity_threshold
+            )
         adv = group_advantages(rewards, cfg.group_size, scale_rewards=cfg.scale_rewards, valid=valid)
-        zero_group = adv.zero_spread.repeat_interleave(cfg.group_size)
-        keep = [
-            i
-            for i, e in enumerate(eps)
-            if e.trainable(cfg.mask_truncated) and not (cfg.drop_zero_spread and bool(zero_group[i]))
-        ]
+        train_adv: Any = adv.advantages
+        signal = None
+        if cfg.advantage_level == "step":
+            train_adv, signal = self.step_level_advantages(eps, adv.advantages, valid)
+        keep = self.loss_batch(eps, adv.zero_spread, signal)
+        # the schedule counts GRPO steps, updated or not (a step whose groups are all zero-spread has no update)
+        lr_used = grpo_lr_at(cfg, self.step - 1)
+        for group in self.opt.param_groups:
+            group["lr"] = lr_used
         masked = sum(not e.trainable(cfg.mask_truncated) for e in eps)
+        self._watch_zero_spread(adv.zero_spread)
 
         t = time.perf_counter()
         model.train()
-        stats = self._update([eps[i] for i in keep], adv.advantages[keep]) if keep else _empty_update_stats()
+        sel = train_adv[keep] if isinstance(train_adv, torch.Tensor) else [train_adv[i] for i in keep]
+        stats = self._update([eps[i] for i in keep], sel) if keep else _empty_update_stats()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
         update_s = time.perf_counter() - t
@@ -268,6 +304,7 @@ class Trainer:
             "adv_mean": float(a.mean()),
             "adv_std": float(a.std()) if a.numel() > 1 else 0.0,
             "adv_abs_mean": float(a.abs().mean()),
+            "diversity_mean": float(div.mean()) if div is not None else float("nan"),
             **stats,
             "completion_len": sampled / max(len(eps), 1),
             "turns": actions / max(len(eps), 1),
@@ -281,7 +318,7 @@ class Trainer:
             "rollout_s": rollout_s,
             "update_s": update_s,
             "tokens_per_s": sampled / max(rollout_s, 1e-9),
-            "lr": float(self.opt.param_groups[0]["lr"]),
+            "lr": lr_used,
             "elapsed_s": time.perf_counter() - self.t0,
         }
         if evaluate:
@@ -294,7 +331,68 @@ class Trainer:
             self._log_samples(eps)
         return row
 
-    def _update(self, eps: list[Episode], advantages: torch.Tensor) -> dict[str, float]:
+    def step_level_advantages(
+        self, eps: list[Episode], episode_adv: torch.Tensor, valid: torch.Tensor
+    ) -> tuple[list[list[float]], list[bool]]:
+        """GiGPO per-token advantages: the episode advantage plus ``step_advantage_weight`` times the step-level
+        advantage of each turn (:func:`~arl_baselines.grpo.loss.step_group_advantages`) on that turn's tokens.
+
+        Returns:
+            ``(rows, signal)``: per episode a list as long as its ``ids``, and whether any of its turns has a
+            non-zero advantage (episodes of zero-spread groups may still carry step-level signal).
+        """
+        cfg = self.cfg
+        step = step_group_advantages(
+            [e.states[: len(e.step_rewards)] for e in eps],
+            [e.step_rewards for e in eps],
+            cfg.group_size,
+            gamma=cfg.step_gamma,
+            scale=cfg.scale_rewards != "none",
+            valid=[bool(v) for v in valid],
+        )
+        rows, signal = [], []
+        for e, a_ep, a_steps in zip(eps, episode_adv.tolist(), step):
+            row = [a_ep] * len(e.ids)
+            for (start, end), a_s in zip(e.turn_spans, a_steps):
+                row[start:end] = [a_ep + cfg.step_advantage_weight * a_s] * (end - start)
+            rows.append(row)
+            signal.append(any(row[i] != 0.0 for i, m in enumerate(e.mask) if m))
+        return rows, signal
+
+    def loss_batch(self, eps: list[Episode], zero_spread: torch.Tensor, signal: list[bool] | None = None) -> list[int]:
+        """Indices of the episodes that enter the loss.
+
+        Left out: untrainable episodes (env errors; truncated turns when ``mask_truncated``) and, with
+        ``drop_zero_spread``, every episode of a zero-spread group. The DAPO token normaliser counts the sampled
+        tokens of exactly these episodes (:meth:`_update`), so masked tokens are in neither sum nor count.
+
+        Args:
+            eps: The step's episodes, group by group.
+            zero_spread: ``(num_groups,)`` bool from :func:`~arl_baselines.grpo.loss.group_advantages`.
+            signal: Per episode, whether it has a non-zero (step-level) advantage; when given it replaces the
+                group's zero-spread test.
+        """
+        cfg = self.cfg
+        zero_group = zero_spread.repeat_interleave(cfg.group_size)
+        no_signal = [not x for x in signal] if signal is not None else [bool(z) for z in zero_group]
+        return [i for i, e in enumerate(eps) if e.trainable(cfg.mask_truncated) and not (cfg.drop_zero_spread and no_signal[i])]
+
+    def _watch_zero_spread(self, zero_spread: torch.Tensor) -> None:
+        """Warn (once per run) when every group has had zero reward spread for ``ZERO_SPREAD_WARN_STEPS`` steps."""
+        self._zero_run = self._zero_run + 1 if bool(zero_spread.all()) else 0
+        if self._zero_run == ZERO_SPREAD_WARN_STEPS and not self._zero_warned:
+            self._zero_warned = True
+            warnings.warn(
+                f"GRPO step {self.step}: every group has had zero reward spread for {ZERO_SPREAD_WARN_STEPS} steps, "
+                "so the policy gradient is exactly zero and nothing is learned. Warm the policy up first "
+                "(sft_steps > 0), raise temperature or group_size, or use an env whose reward has partial credit.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def _update(self, eps: list[Episode], advantages: torch.Tensor | list[list[float]]) -> dict[str, float]:
+        """One GRPO update (``num_iterations`` passes) on ``eps`` with per-episode ``(n,)`` or per-token
+        advantages (one list per episode, as long as its ``ids``)."""
         cfg, model, policy = self.cfg, self.policy.model, self.policy
         mbs = _chunks(list(range(len(eps))), cfg.micro_batch_size)
         n_items = float(sum(eps[i].sampled_tokens for i in range(len(eps))))
@@ -302,7 +400,11 @@ class Trainer:
         for mb in mbs:
             ids, mask = pad_batch([eps[i] for i in mb], policy.pad_id, self.device)
             slp = pad_batch_floats([eps[i].sample_logprobs for i in mb], ids.shape[1], self.device)
-            batches.append((ids, mask, advantages[mb].to(self.device), slp))
+            if isinstance(advantages, torch.Tensor):
+                adv_mb = advantages[mb].to(self.device)
+            else:
+                adv_mb = pad_batch_floats([advantages[i] for i in mb], ids.shape[1], self.device)
+            batches.append((ids, mask, adv_mb, slp))
         old: list[torch.Tensor | None] = [None] * len(batches)
         ref: list[torch.Tensor | None] = [None] * len(batches)
         with torch.no_grad():
@@ -312,7 +414,8 @@ class Trainer:
                 if self.ref_model is not None:
                     ref[j] = token_logprobs(self.ref_model, ids, mask, temperature=cfg.temperature)[0]
         agg: dict[str, float] = {}
-        weights = 0.0
+        first: dict[str, float] = {}
+        weights = first_tokens = 0.0
         gn = 0.0
         for it in range(cfg.num_iterations):
             self.opt.zero_grad(set_to_none=True)
@@ -337,19 +440,21 @@ class Trainer:
                 )
                 loss.backward()
                 loss_total += float(loss.detach())
-                if it == 0:
-                    w = st["tokens"]
-                    st["entropy"] = float((ent * mask).sum() / mask.sum().clamp(min=1)) if ent is not None else 0.0
-                    st["sampler_logp_gap"] = float(((logp.detach() - slp).abs() * mask).sum() / mask.sum().clamp(min=1))
-                    for k, v in st.items():
-                        if k != "tokens":
-                            agg[k] = agg.get(k, 0.0) + v * w
-                    weights += w
+                w = st.pop("tokens")
+                for k, v in st.items():  # clip / ratio / KL statistics: token-weighted over every pass
+                    agg[k] = agg.get(k, 0.0) + v * w
+                weights += w
+                if it == 0:  # the sampler's distribution is compared with the first pass only
+                    first["entropy"] = first.get("entropy", 0.0) + (float((ent * mask).sum()) if ent is not None else 0.0)
+                    first["sampler_logp_gap"] = first.get("sampler_logp_gap", 0.0) + float(
+                        ((logp.detach() - slp).abs() * mask).sum()
+                    )
+                    first_tokens += w
             gn = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm))
             self.opt.step()
             agg_loss = loss_total
-        self.sched.step()
         out = {k: v / max(weights, 1.0) for k, v in agg.items()}
+        out.update({k: v / max(first_tokens, 1.0) for k, v in first.items()})
         out.update(grad_norm=gn, loss=agg_loss, trained_tokens=n_items)
         return out
 
@@ -407,6 +512,20 @@ class Trainer:
         plot_curves(self.out)
         self.engine.close()
         return s
+
+
+def grpo_lr_at(cfg: GRPOConfig, step: int) -> float:
+    """GRPO learning rate at ``step`` (0-based): linear warm-up ``lr * (step + 1) / (warmup_steps + 1)``, then ``lr``."""
+    warm = max(cfg.warmup_steps, 0)
+    return cfg.lr * min(1.0, (step + 1) / (warm + 1)) if warm else cfg.lr
+
+
+def sft_lr_at(cfg: GRPOConfig, step: int) -> float:
+    """SFT learning rate at ``step`` (0-based): constant, or cosine from ``sft_lr`` to ``sft_min_lr_ratio * sft_lr``."""
+    if cfg.sft_schedule == "constant":
+        return cfg.sft_lr
+    floor = cfg.sft_min_lr_ratio
+    return cfg.sft_lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * step / max(cfg.sft_steps, 1))))
 
 
 def pad_batch_floats(rows: list[list[float]], T: int, device: torch.device) -> torch.Tensor:
@@ -505,6 +624,14 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
     return path
 
 
+def _trainer(env_id: str, model: str, output: str | os.PathLike[str], cfg: dict[str, Any]) -> Trainer:
+    """A :class:`Trainer` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``)."""
+    cfg = dict(cfg)
+    if bool(cfg.pop("env_defaults", True)):
+        cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
+    return Trainer(env_id, model, GRPOConfig.from_kwargs(**cfg), output)
+
+
 def train(
     env_id: str,
     model: str = "tiny",
@@ -521,8 +648,10 @@ def train(
         steps: GRPO steps (0: SFT and evaluation only).
         output: Run directory (created).
         **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
-            ``env_kwargs={"difficulty": 1}``); ``save_model=True`` also writes the final policy to
-            ``output/model``.
+            ``env_kwargs={"difficulty": 1}``); they override the env's recommended settings
+            (:func:`~arl_baselines.grpo.config.recommended_settings`: an SFT warm start for tiny models, token
+            budgets that fit the env), which ``env_defaults=False`` turns off. ``save_model=True`` also writes
+            the final policy to ``output/model``.
 
     Returns:
         The summary (``summary.json``): rewards first/last fifth of steps, evaluations ``before`` (untrained),
@@ -533,8 +662,8 @@ def train(
         ValueError: Invalid setting value.
     """
     save_model = bool(cfg.pop("save_model", False))
-    config = GRPOConfig.from_kwargs(**cfg)
-    tr = Trainer(env_id, model, config, output)
+    tr = _trainer(env_id, model, output, cfg)
+    config = tr.cfg
     tr.evaluate("before")
     t = time.perf_counter()
     if config.sft_steps > 0:
@@ -561,53 +690,126 @@ def train(
     return tr.finish()
 
 
-#: The demo's task: one-step integer arithmetic with single-digit operands (+, -, *; 243 distinct problems).
-DEMO_ENV_ID = "arl/math.arithmetic-v0"
-#: The format part weighs as much as the task part in the demo (default 0.1), so the curve shows what GRPO learns
-#: first from a barely warmed-up model: to stop writing malformed answers.
-DEMO_ENV_KWARGS: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"], "reward_weights": {"task": 1.0, "format": 1.0}}
+def sft_vs_grpo(
+    env_id: str,
+    model: str = "tiny",
+    output: str | os.PathLike[str] = "runs/sft-vs-grpo",
+    *,
+    grpo_steps: int = 30,
+    **cfg: Any,
+) -> dict[str, Any]:
+    """GRPO against more SFT at equal compute, from the same SFT checkpoint.
 
-#: Settings of :func:`demo_run` (about a minute on 2 CPU cores; see the README section of the GRPO baseline).
+    SFT for ``sft_steps`` on ``sft_episodes`` expert demonstrations; then (a) GRPO for ``grpo_steps`` on fresh
+    training seeds, and (b) from the SAME checkpoint, more SFT on the same demonstrations for as many seconds as
+    the GRPO phase took (equal wall-clock compute in the same process). Both are evaluated on the held-out seeds.
+
+    Args:
+        env_id: Env id.
+        model: Policy spec.
+        output: Run directory (``metrics.jsonl``/``curves.png`` of the GRPO branch; ``comparison.json``).
+        grpo_steps: GRPO steps of branch (a).
+        **cfg: :class:`GRPOConfig` fields (over the env's recommended settings).
+
+    Raises:
+        ValueError: ``sft_steps`` is 0.
+
+    Returns:
+        ``after_sft``, ``sft_only`` and ``sft_grpo`` held-out evaluations, ``grpo_s``, ``sft_extra_steps``,
+        ``lift`` (success of (a) minus (b)), and the GRPO run's summary under ``grpo``.
+    """
+    tr = _trainer(env_id, model, output, cfg)
+    config = tr.cfg
+    if config.sft_steps <= 0:
+        tr.engine.close()
+        raise ValueError("sft_vs_grpo compares two continuations of an SFT checkpoint: it needs sft_steps > 0")
+    tr.evaluate("before")
+    tr.sft()
+    tr.evaluate("after_sft")
+    checkpoint = copy.deepcopy(tr.policy.model.state_dict())
+    sft_step, sft_opt = tr._sft_step, copy.deepcopy(tr._sft_opt.state_dict())
+    sft_rng = tr._sft_rng.getstate()
+    tr.setup_grpo()
+    t = time.perf_counter()
+    for _ in range(grpo_steps):
+        tr.grpo_step()
+    grpo_s = time.perf_counter() - t
+    tr.timings["grpo_s"] = grpo_s
+    sft_grpo = tr.evaluate("final")
+    grpo_summary = tr.summary()
+    (tr.out / "summary.json").write_text(json.dumps(grpo_summary, indent=2, default=str))
+    plot_curves(tr.out)
+    # branch (b): the same checkpoint, SFT optimiser and data stream; SFT for the GRPO phase's wall time
+    tr.policy.model.load_state_dict(checkpoint)
+    tr._sft_opt.load_state_dict(sft_opt)
+    tr._sft_step = sft_step
+    tr._sft_rng.setstate(sft_rng)
+    extra = tr.sft(steps=10**9, time_budget_s=grpo_s)
+    sft_only = tr.evaluate("sft_only")
+    tr.engine.close()
+    res = {
+        "env_id": env_id,
+        "seed": config.seed,
+        "after_sft": tr.evals["after_sft"],
+        "sft_only": sft_only,
+        "sft_grpo": sft_grpo,
+        "grpo_s": grpo_s,
+        "grpo_steps": grpo_steps,
+        "sft_extra_steps": len(extra),
+        "lift": sft_grpo["success"] - sft_only["success"],
+        "output": str(tr.out),
+        "grpo": grpo_summary,
+    }
+    (tr.out / "comparison.json").write_text(json.dumps(res, indent=2, default=str))
+    return res
+
+
+#: The demo's task: one-step integer arithmetic with single-digit operands (+, -, *; 243 distinct problems),
+#: learned from only DEMO_SETTINGS["sft_episodes"] demonstrations and evaluated on held-out seeds: imitation can
+#: only copy the answers it was shown, GRPO gets a reward on every problem it tries.
+DEMO_ENV_ID = "arl/math.arithmetic-v0"
+DEMO_ENV_KWARGS: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
+
+#: Settings of :func:`demo_run` (sized for 2 CPU cores; see the README section of the GRPO baseline).
 DEMO_SETTINGS: dict[str, Any] = {
-    "steps": 40,
+    "grpo_steps": 30,
     "env_kwargs": DEMO_ENV_KWARGS,
-    "sft_steps": 100,
+    "sft_steps": 150,
+    "sft_episodes": 32,
+    "sft_lr": 3e-3,
     "num_groups": 16,
     "group_size": 8,
     "lr": 3e-4,
-    "warmup_steps": 5,
+    "warmup_steps": 3,
     "max_new_tokens": 40,
-    "max_seq_len": 128,
+    "max_seq_len": 384,
     "eval_tasks": 32,
     "eval_samples": 4,
+    "log_samples": 0,
 }
 
 
 def demo_run(output: str | os.PathLike[str] = "runs/demo-grpo", *, progress: bool = True, **overrides: Any) -> dict[str, Any]:
-    """A short SFT + GRPO run of the ``tiny`` model on one-step arithmetic, sized for 2 CPU cores (about a minute).
-
-    SFT stops early (100 steps), when the model writes ``The final answer is \\boxed{N}`` most of the time but
-    often malformed and rarely with the right N; GRPO then raises the reward, mostly by removing malformed answers
-    (the demo weighs the ``format`` part like the ``task`` part). Learning the answers themselves takes longer (see
-    ``arl_envs_tests/baselines/test_grpo_train.py::test_tiny_model_learns_one_step_task``).
+    """The demo's GRPO part: SFT from few demonstrations, then GRPO vs more SFT at equal compute (:func:`sft_vs_grpo`).
 
     Args:
         output: Run directory.
         progress: Show progress bars.
-        **overrides: Settings overriding the demo's (see :func:`train`).
+        **overrides: Settings overriding the demo's (``seed``, ``grpo_steps``, any :class:`GRPOConfig` field).
 
     Returns:
-        :func:`train`'s summary plus ``reward_before`` / ``reward_after`` (mean GRPO reward over the first / last
-        fifth of the steps), ``success_before_grpo`` / ``success_after_grpo`` (held-out, sampled) and
-        ``curve_rises`` (``reward_after > reward_before``).
+        :func:`sft_vs_grpo`'s result plus ``success_sft_only`` / ``success_sft_grpo`` (held-out, sampled at
+        temperature 1) and ``grpo_wins`` (``lift > 0``).
     """
-    settings: dict[str, Any] = dict(DEMO_SETTINGS)
-    settings.update(overrides)
-    steps = int(settings.pop("steps"))
-    s = train(DEMO_ENV_ID, "tiny", steps, output, progress=progress, **settings)
-    s["reward_before"], s["reward_after"] = s["reward_first"], s["reward_last"]
-    before = s["evals"].get("after_sft", s["evals"]["before"])
-    s["success_before_grpo"] = before["success"]
-    s["success_after_grpo"] = s["evals"].get("final", before)["success"]
-    s["curve_rises"] = bool(s["reward_last"] is not None and s["reward_last"] > s["reward_first"])
-    return s
+    settings: dict[str, Any] = {**DEMO_SETTINGS, **overrides}
+    steps = int(settings.pop("grpo_steps"))
+    r = sft_vs_grpo(DEMO_ENV_ID, "tiny", output, grpo_steps=steps, progress=progress, **settings)
+    r["success_sft_only"], r["success_sft_grpo"] = r["sft_only"]["success"], r["sft_grpo"]["success"]
+    r["grpo_wins"] = bool(r["lift"] > 0)
+    # the keys of the previous demo (the GRPO branch's reward curve and held-out success around it)
+    g = r["grpo"]
+    r["reward_before"], r["reward_after"] = g["reward_first"], g["reward_last"]
+    r["success_before_grpo"], r["success_after_grpo"] = r["after_sft"]["success"], r["sft_grpo"]["success"]
+    r["curve_rises"] = bool(g["reward_last"] is not None and g["reward_last"] > g["reward_first"])
+    r["steps"] = g["steps"]
+    return r
