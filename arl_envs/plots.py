@@ -1,4 +1,4 @@
-"""PNG figures of benchmark results (matplotlib with the Agg backend, chosen inside each function, never at import).
+"""PNG figures of benchmark results (matplotlib's ``Figure`` API: no pyplot, no global backend switch).
 
 Used by ``arl-envs bench --plot`` and ``benchmarks/plots.py`` (which writes the figures next to RESULTS.md).
 """
@@ -10,13 +10,11 @@ from pathlib import Path
 from typing import Any
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _figure(figsize: tuple[float, float]) -> Any:
+    """A pyplot-free ``matplotlib.figure.Figure`` (``savefig`` renders PNG with Agg; the user's backend untouched)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # headless: set here, at plot time, so importing this module changes nothing
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(figsize=figsize)
 
 
 def plot_throughput(rows: list[dict[str, Any]], path: str | Path, title: str = "") -> Path:
@@ -27,9 +25,9 @@ def plot_throughput(rows: list[dict[str, Any]], path: str | Path, title: str = "
         path: PNG to write.
         title: Figure title (machine, date, command).
     """
-    plt = _pyplot()
     rows = sorted(rows, key=lambda r: r["steps_per_s"])
-    fig, ax = plt.subplots(figsize=(9, 0.28 * len(rows) + 1.2))
+    fig = _figure((9, 0.28 * len(rows) + 1.2))
+    ax = fig.subplots()
     ax.barh([r["env_id"] for r in rows], [r["steps_per_s"] for r in rows], color="#4a7bd0")
     for i, r in enumerate(rows):
         ax.text(r["steps_per_s"], i, f" {r['steps_per_s']:,.0f}", va="center", fontsize=7)
@@ -39,7 +37,6 @@ def plot_throughput(rows: list[dict[str, Any]], path: str | Path, title: str = "
     ax.tick_params(axis="y", labelsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return Path(path)
 
 
@@ -51,9 +48,9 @@ def plot_latency(series: dict[str, list[float]], path: str | Path, title: str = 
         path: PNG to write.
         title: Figure title.
     """
-    plt = _pyplot()
     labels = list(series)
-    fig, ax = plt.subplots(figsize=(9, 0.6 * len(labels) + 1.5))
+    fig = _figure((9, 0.6 * len(labels) + 1.5))
+    ax = fig.subplots()
     ax.boxplot([series[k] for k in labels], vert=False, showfliers=False)
     for i, k in enumerate(labels, 1):
         ax.scatter(series[k], [i] * len(series[k]), s=6, alpha=0.4, color="#d0604a")
@@ -63,7 +60,6 @@ def plot_latency(series: dict[str, list[float]], path: str | Path, title: str = 
     ax.set_title(title or "Sandbox latency", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return Path(path)
 
 
@@ -81,8 +77,8 @@ def plot_grpo_runs(run_dirs: list[str | Path], path: str | Path, title: str = ""
             runs.append((Path(d), rows))
     if not runs:
         return None
-    plt = _pyplot()
-    fig, (ax_r, ax_s) = plt.subplots(1, 2, figsize=(11, 4))
+    fig = _figure((11, 4))
+    (ax_r, ax_s) = fig.subplots(1, 2)
     for d, rows in runs:
         steps = [r["step"] for r in rows]
         ax_r.plot(steps, [r.get("reward_mean", float("nan")) for r in rows], label=d.name)
@@ -101,5 +97,4 @@ def plot_grpo_runs(run_dirs: list[str | Path], path: str | Path, title: str = ""
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return Path(path)
