@@ -168,6 +168,8 @@ class CheckOutcome:
 def strip_comments(text: str) -> str:
     """``text`` with Coq comments (nested ``(* ... *)``) replaced by a space; string literals kept as they are.
 
+    As in Coq's lexer, a string inside a comment is skipped whole, so ``(* "(*" *)`` is one closed comment.
+
     An unterminated comment swallows the rest (as in Coq, where it is then an error).
     """
     out: list[str] = []
@@ -192,6 +194,17 @@ def strip_comments(text: str) -> str:
             i += 2
             if depth == 0:
                 out.append(" ")
+        elif depth > 0 and ch == '"':
+            # Coq lexes strings inside comments too: a "(*" or "*)" in such a string does not count.
+            i += 1
+            while i < n:
+                if text[i] == '"' and text[i + 1 : i + 2] == '"':
+                    i += 2
+                elif text[i] == '"':
+                    i += 1
+                    break
+                else:
+                    i += 1
         elif depth > 0:
             i += 1
         else:

@@ -49,6 +49,17 @@ def test_strip_comments_nested_and_strings() -> None:
     assert strip_comments('a (* b (* c *) d *) e "(* s *)"').split() == ["a", "e", '"(*', 's', '*)"']
 
 
+def test_precheck_sees_commands_after_a_string_inside_a_comment() -> None:
+    # Coq lexes strings inside comments: `(* "(*" *)` is ONE closed comment and what follows is code, so the
+    # pre-check must see the `Unset Guard Checking` / `Axiom` / `Declare ML Module` that follow it.
+    lemma = BY_ID["add_comm"]
+    for hidden in ("Unset Guard Checking.", "Axiom cheat : False.", 'Declare ML Module "x".', 'Load "x".'):
+        source = f'(* "(*" *) {hidden} (* "*)" *)\n' + lemma.skeleton("  intros; apply Nat.add_comm.")
+        reason = precheck(lemma, source)
+        assert reason is not None and "is not allowed" in reason, (hidden, reason)
+    assert strip_comments('(* "(*" *) Axiom c (* "*)" *) x').split() == ["Axiom", "c", "x"]
+
+
 ADD_COMM = BY_ID["add_comm"]
 CHEATS = {
     "admitted": ADD_COMM.skeleton("Admitted.").replace("Qed.\n", ""),
