@@ -109,9 +109,26 @@ class Scenario:
     questions: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _holds(text: str, person: str, value: str) -> bool:
+#: An entry may name more values of one attribute than people only up to this many ("moved from X to Y").
+MAX_VALUES_PER_ENTRY = 2
+
+
+def _holds(text: str, person: str, value: str, people: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether ``text`` states ``person``'s ``value``.
+
+    With ``people`` (the cast), an entry listing more values of that attribute than
+    ``max(MAX_VALUES_PER_ENTRY, people named in it)`` holds none of them: a dump of every possible value
+    ("Ana: Lisbon Oslo Quito ...") is not a memory of the fact.
+    """
     norm = normalize_answer(text)
-    return normalize_answer(person) in norm and normalize_answer(value) in norm
+    if not (normalize_answer(person) in norm and normalize_answer(value) in norm):
+        return False
+    if not people:
+        return True
+    values = next((spec[0] for spec in ATTRIBUTES.values() if value in spec[0]), ())
+    named = sum(normalize_answer(p) in norm for p in people)
+    listed = sum(normalize_answer(v) in norm for v in values)
+    return listed <= max(MAX_VALUES_PER_ENTRY, named)
 
 
 def generate_scenario(rng: Any, n_people: int, n_sessions: int, n_questions: int) -> Scenario:
@@ -244,7 +261,9 @@ class MemoryBankEnv(AgentEnv):
         handled correctly by the oracle's fact diff (introduce: an ``add`` naming the person and value; change:
         an ``update`` of an entry holding the old fact, or an ``add``, whose text has the new value, with no entry
         left holding the old one; retract: a ``delete`` of the entry holding the fact; a session without events:
-        ``noop()``), minus the fraction of operations that destroyed a still-true fact. ``format`` (weight 0.1):
+        ``noop()``), minus the fraction of operations that destroyed a still-true fact. An entry listing more
+        values of one attribute than ``max(2, people it names)`` holds none of them (no credit for dumping every
+        possible value). ``format`` (weight 0.1):
         raw -1 per malformed reply or a call of the wrong phase.
     Episode end:
         Terminated after the last question (success: every answer exact) or after more than
@@ -432,27 +451,32 @@ class MemoryBankEnv(AgentEnv):
         if not events:
             return 1.0 if [c.name for c in calls] == ["noop"] else 0.0
         after_texts = [e.text for e in self.bank]
+        cast = self.scenario.people
+
+        def holds(text: str, person: str, value: str) -> bool:
+            return _holds(text, person, value, cast)
+
         handled = 0
         for ev in events:
             if ev.kind == "introduce":
-                ok = any(_holds(t, ev.person, ev.value or "") for t in after_texts) and any(
-                    c.name in ("add", "update") and _holds(str(c.arguments.get("text", "")), ev.person, ev.value or "")
+                ok = any(holds(t, ev.person, ev.value or "") for t in after_texts) and any(
+                    c.name in ("add", "update") and holds(str(c.arguments.get("text", "")), ev.person, ev.value or "")
                     for c in calls
                 )
             elif ev.kind == "change":
-                ok = any(_holds(t, ev.person, ev.value or "") for t in after_texts) and not any(
-                    _holds(t, ev.person, ev.old or "") and not _holds(t, ev.person, ev.value or "") for t in after_texts
+                ok = any(holds(t, ev.person, ev.value or "") for t in after_texts) and not any(
+                    holds(t, ev.person, ev.old or "") and not holds(t, ev.person, ev.value or "") for t in after_texts
                 )
             else:
-                had = [e.id for e in before if _holds(e.text, ev.person, ev.old or "")]
-                ok = bool(had) and not any(_holds(t, ev.person, ev.old or "") for t in after_texts)
+                had = [e.id for e in before if holds(e.text, ev.person, ev.old or "")]
+                ok = bool(had) and not any(holds(t, ev.person, ev.old or "") for t in after_texts)
             handled += ok
         # Facts still true after this session that an op erased (held before, held by nothing now).
         touched = {(ev.person, ev.attribute) for ev in events}
         live = self._live_facts(self.session - 1)
         lost = sum(
             1 for (p, a), v in live.items() if (p, a) not in touched and v is not None
-            and any(_holds(e.text, p, v) for e in before) and not any(_holds(t, p, v) for t in after_texts)
+            and any(holds(e.text, p, v) for e in before) and not any(holds(t, p, v) for t in after_texts)
         )
         return max(0.0, handled / len(events) - lost / max(1, len(calls)))
 

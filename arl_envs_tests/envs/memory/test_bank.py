@@ -120,3 +120,19 @@ def test_same_seed_same_scenario_and_kwargs_validated() -> None:
 def test_conformance_json_format() -> None:
     report = check_conformance(ENV_ID, env_kwargs={"action_format": "json"}, n_fuzz=40)
     assert report.passed, report.summary()
+
+
+def test_blind_dump_of_every_value_scores_no_progress() -> None:
+    # A policy that ignores the dialogue and stores, for every person and attribute, every possible value
+    # ("Ana Vask city: Lisbon Oslo Quito ...") must not earn `progress` (it earned the full 1.0 in session 1).
+    env = gym.make(ENV_ID)
+    try:
+        for seed in range(3):
+            obs, _ = env.reset(seed=seed)
+            people = env.unwrapped.scenario.people
+            entries = [f"{p} {a}: " + " ".join(spec[0]) for p in people for a, spec in bank_mod.ATTRIBUTES.items()]
+            _, _, _, _, info = env.step("\n".join(f"add({e!r})" for e in entries))
+            assert info["bank_errors"] == [] and info["bank_size"] == len(entries)
+            assert info["reward_components"]["progress"] == 0.0
+    finally:
+        env.close()
