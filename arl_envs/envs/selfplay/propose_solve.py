@@ -23,6 +23,8 @@ DEFAULT_TIMEOUT_S = 5.0
 #: Inputs an induction proposal needs (half shown as examples, half held out to check the solver's program).
 MIN_INDUCTION_INPUTS = 4
 MAX_INPUTS = 10
+#: Set in every sandboxed run: Python's str hashing (and so set iteration order) is the same in every process.
+FIXED_HASH_ENV = {"PYTHONHASHSEED": "0"}
 #: Longest program / literal accepted, characters.
 MAX_PROGRAM_CHARS = 4_000
 MAX_LITERAL_CHARS = 1_000
@@ -147,7 +149,8 @@ class ProposeSolveEnv(AgentEnv):
 
     Description:
         Turn 1, proposer: write ``f`` and a list of inputs for this episode's task type. The sandbox runs ``f`` on
-        every input twice (time-limited; no imports beyond pure-computation modules, no I/O builtins); an error,
+        every input twice (time-limited, with ``PYTHONHASHSEED=0``; no imports beyond pure-computation modules, no
+        I/O builtins); an error,
         a timeout, different outputs across the two runs, or an output that is not a Python literal makes the
         proposal invalid (episode over). Then the solver gets ``k`` attempts at the task (the same prompt each
         time, so attempts are independent samples): deduction shows ``f`` and the first input; abduction shows
@@ -258,6 +261,9 @@ class ProposeSolveEnv(AgentEnv):
 
             kw = dict(self.sandbox_kwargs)
             kw.setdefault("limits", Limits(wall_time_s=self.timeout_s, cpu_time_s=self.timeout_s, memory_mb=256))
+            # Fixed str hashing, so set order cannot make f differ between runs (it passed the double run by
+            # chance, then made a correct solver answer look wrong at random: learnability from noise).
+            kw["env"] = {**dict(kw.get("env") or {}), **FIXED_HASH_ENV}
             self._sandbox = get_sandbox(self.sandbox_backend, **kw)
         need = f" with at least {MIN_INDUCTION_INPUTS} distinct inputs" if self.task_type == "induction" else ""
         article = "an" if self.task_type[0] in "aeiou" else "a"

@@ -52,7 +52,7 @@ def env():
         ("def f(x):\n    return open('/etc/passwd').read()", "[1]", "'open'"),
         ("def f(x):\n    while True:\n        pass", "[1]", "timed out"),
         ("def f(x):\n    return 1 // x", "[0]", "ZeroDivisionError"),
-        ("def f(x):\n    return list({str(i) for i in range(60)})", "[1]", "not deterministic"),
+        ("def f(x):\n    return str(object())", "[1]", "not deterministic"),
         ("def f(x):\n    return object", "[1]", "literals"),
         ("def g(x):\n    return x", "[1]", "define a top-level function f"),
         (SQUARES, "not a list", "list literal"),
@@ -84,6 +84,23 @@ def test_abduction_accepts_any_input_with_that_output() -> None:
         assert info["correct"]
         _, _, term, _, info = env.step("<answer>4</answer>")
         assert term and not info["correct"]
+    finally:
+        env.close()
+
+
+def test_set_order_cannot_make_a_proposal_a_coin_flip() -> None:
+    # str hashing is randomised per process: list({...}) of strings passed the double run now and then, and
+    # then the solver's correct input was judged right or wrong at random (propose reward from noise).
+    env = gym.make(ENV_ID, task_types=["abduction"], k=3)
+    try:
+        env.reset(seed=0)
+        program = "def f(x):\n    return list({'ab', 'cd', 'ef', 'gh', 'ij', 'kl', 'mn', 'op'})"
+        _, _, term, _, info = _propose(env, program, "[1]")
+        assert not term and info["proposal_valid"], info.get("proposal_error")
+        for _ in range(3):
+            _, _, term, _, info = env.step("<answer>1</answer>")
+            assert info["correct"]
+        assert term and info["reward_components"]["propose"] == 0.0
     finally:
         env.close()
 
