@@ -40,6 +40,9 @@ FORBIDDEN_NAMES = frozenset(
     {"open", "eval", "exec", "compile", "__import__", "input", "breakpoint", "globals", "locals", "vars", "help",
      "exit", "quit", "getattr", "setattr", "delattr", "memoryview", "id", "hash", "print"}
 )
+#: Attributes / imported names a program may not use: they reach any attribute (dunders included) or run code
+#: from strings (``operator.attrgetter("__globals__")``, ``typing.get_type_hints`` evaluates annotations...).
+FORBIDDEN_ATTRIBUTES = frozenset({"attrgetter", "methodcaller", "get_type_hints", "get_field", "Formatter", "vformat"})
 _INPUTS_TAG = re.compile(r"<inputs>", re.IGNORECASE)
 _ANSWER_TAG = re.compile(r"<answer>", re.IGNORECASE)
 
@@ -77,7 +80,8 @@ def check_program(program: str) -> str | None:
     """Why ``program`` is not an acceptable proposal/solution (None when it is).
 
     Rules (the Absolute Zero validity checks, as far as they are static): it parses, defines a top-level function
-    ``f``, imports only :data:`ALLOWED_IMPORTS`, and names none of :data:`FORBIDDEN_NAMES` and no dunder attribute.
+    ``f``, imports only :data:`ALLOWED_IMPORTS`, and names none of :data:`FORBIDDEN_NAMES` /
+    :data:`FORBIDDEN_ATTRIBUTES` and no dunder attribute.
     """
     if len(program) > MAX_PROGRAM_CHARS:
         return f"the program is longer than {MAX_PROGRAM_CHARS} characters"
@@ -97,6 +101,10 @@ def check_program(program: str) -> str | None:
             return f"using {node.id!r} is not allowed (no I/O, introspection or dynamic code)"
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
             return f"dunder attributes ({node.attr}) are not allowed"
+        if isinstance(node, (ast.Name, ast.Attribute, ast.alias)):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else node.name
+            if name in FORBIDDEN_ATTRIBUTES:
+                return f"using {name!r} is not allowed (it reaches attributes or runs code given as strings)"
     return None
 
 
@@ -298,6 +306,8 @@ class ProposeSolveEnv(AgentEnv):
     # ----------------------------------------------------------------- proposer
     def _run(self, program: str, inputs_repr: str) -> Any:
         script = f"{program}\n\n__inputs = {inputs_repr}\nprint(repr([f(__x) for __x in __inputs]))\n"
+        # A fresh work directory per run: a file written by one run must not change the next one's output.
+        self._sandbox.reset()
         return self._sandbox.run(code=script)
 
     def _propose(self, program: str, inputs_text: str) -> Transition:

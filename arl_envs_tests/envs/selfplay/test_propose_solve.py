@@ -105,6 +105,34 @@ def test_set_order_cannot_make_a_proposal_a_coin_flip() -> None:
         env.close()
 
 
+COUNTER = """import operator
+def f(x):
+    b = operator.attrgetter('__globals__')(f)['__builtins__']
+    op = operator.attrgetter('open')(b) if not isinstance(b, dict) else b['open']
+    try:
+        n = int(op('cnt').read())
+    except OSError:
+        n = 0
+    op('cnt', 'w').write(str(n + 1))
+    return 0 if n < 2 else n % 2
+"""
+
+
+def test_runs_share_no_state_and_attribute_gateways_are_refused() -> None:
+    # This program passed the double run (runs 1, 2 -> 0), then alternated on the solver's runs through a file
+    # left in the work directory: propose reward 0.5 for any solver; it also leaked into the next episode.
+    env = gym.make(ENV_ID, task_types=["abduction"], k=4)
+    try:
+        env.reset(seed=0)
+        _, r, term, _, info = _propose(env, COUNTER, "[1]")
+        assert term and info["proposal_valid"] is False and "attrgetter" in info["proposal_error"]
+        # The sandbox layer on its own (no static check): every run starts from an empty work directory.
+        outs = [env.unwrapped._run(COUNTER, "[1]").stdout for _ in range(4)]
+        assert outs == ["[0]\n"] * 4, outs
+    finally:
+        env.close()
+
+
 def test_induction_checked_on_held_out_inputs() -> None:
     env = gym.make(ENV_ID, task_types=["induction"], k=2)
     try:
