@@ -261,7 +261,8 @@ class MemoryBankEnv(AgentEnv):
         handled correctly by the oracle's fact diff (introduce: an ``add`` naming the person and value; change:
         an ``update`` of an entry holding the old fact, or an ``add``, whose text has the new value, with no entry
         left holding the old one; retract: a ``delete`` of the entry holding the fact; a session without events:
-        ``noop()``), minus the fraction of operations that destroyed a still-true fact. An entry listing more
+        ``noop()``), minus the still-true facts that operations destroyed, also per event (so padding a reply
+        with ``noop()`` does not dilute the loss). An entry listing more
         values of one attribute than ``max(2, people it names)`` holds none of them (no credit for dumping every
         possible value). ``format`` (weight 0.1):
         raw -1 per malformed reply or a call of the wrong phase.
@@ -446,7 +447,7 @@ class MemoryBankEnv(AgentEnv):
         return None
 
     def _oracle_score(self, events: list[Event], before: list[Entry], calls: list[ToolCall]) -> float:
-        """Fraction of events handled (see the class docstring), minus the fraction of ops that lost a true fact."""
+        """Fraction of events handled (see the class docstring), minus the still-true facts lost, per event."""
         assert self.scenario is not None
         if not events:
             return 1.0 if [c.name for c in calls] == ["noop"] else 0.0
@@ -478,7 +479,8 @@ class MemoryBankEnv(AgentEnv):
             1 for (p, a), v in live.items() if (p, a) not in touched and v is not None
             and any(holds(e.text, p, v) for e in before) and not any(holds(t, p, v) for t in after_texts)
         )
-        return max(0.0, handled / len(events) - lost / max(1, len(calls)))
+        # Per event, not per call: padding a reply with noop() calls must not dilute the loss.
+        return max(0.0, (handled - lost) / len(events))
 
     def _live_facts(self, upto_session: int) -> dict[tuple[str, str], str | None]:
         assert self.scenario is not None

@@ -136,3 +136,22 @@ def test_blind_dump_of_every_value_scores_no_progress() -> None:
             assert info["reward_components"]["progress"] == 0.0
     finally:
         env.close()
+
+
+def test_noop_padding_does_not_dilute_the_loss_of_true_facts() -> None:
+    # Deleting true facts, then padding the reply with noop() calls, got back most of the progress it lost.
+    env = gym.make(ENV_ID)
+    u = env.unwrapped
+
+    def progress(extra: str) -> float:
+        env.reset(seed=1)
+        env.step(u.expert_action())
+        _, _, _, _, info = env.step(u.expert_action() + extra)
+        return info["reward_components"]["progress"]
+
+    try:
+        deletes = "\n" + "\n".join(f"delete({i})" for i in range(2))
+        assert progress(deletes) < progress("")
+        assert progress(deletes + "\nnoop()" * 25) == progress(deletes)
+    finally:
+        env.close()
