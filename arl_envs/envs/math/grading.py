@@ -70,11 +70,15 @@ def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
         return None
     if text.isdigit() and text.isascii():  # the common case, 1 µs
         return int(text), False, len(text)
+    braced = False  # inside bare {} (not \\boxed{}) math-verify reads "1,000" as a set
     while (wrapped := _WRAPPED.fullmatch(text)) is not None:
+        braced |= not text.startswith("\\boxed")
         text = wrapped.group(1).strip()
     m = _NUMBER.fullmatch(text)
     if m is None:
         return None
+    if "," in text and (braced or text.lstrip("+-").startswith("0")):
+        return None  # math-verify reads "0,500" as 0.5 and "{1,000}" as a set: it decides
     negative = m["sign"] == "-"
     value: int | Fraction
     if m["dec"] is not None:

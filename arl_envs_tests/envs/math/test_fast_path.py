@@ -145,3 +145,25 @@ def test_fast_path_decides_plain_numbers_and_defers_the_rest() -> None:
     assert numeric_verdict("5", "5.0000004") is None  # within math-verify's rounding: it decides
     assert numeric_verdict("x + 1", "1 + x") is None
     assert numeric_verdict("5", "9" * 100) is None  # too long to read
+
+
+#: Thousands separators math-verify does not read as such: a leading-zero first group (``0,500`` is 0.5 to
+#: math-verify) and commas inside bare braces (``{1,000}`` is a set). The fast path must defer on these.
+SEPARATOR_TRAPS = [
+    ("500", "0,500"),
+    ("0.5", "0,500"),
+    ("1000", "01,000"),
+    ("1000000", "01,000,000"),
+    ("500", "0,500.0"),
+    ("1000", "{1,000}"),
+    ("1,000", "{1,000}"),
+    ("1000", "{1,000.0}"),
+    ("1000", "\\boxed{{1,000}}"),
+]
+
+
+@pytest.mark.parametrize("gold,pred", SEPARATOR_TRAPS + [(p, g) for g, p in SEPARATOR_TRAPS])
+def test_fast_path_agrees_on_separator_traps(gold: str, pred: str) -> None:
+    fast = numeric_verdict(gold, pred)
+    if fast is not None:
+        assert fast == _math_verify(gold, pred)
