@@ -77,8 +77,8 @@ def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
     m = _NUMBER.fullmatch(text)
     if m is None:
         return None
-    if "," in text and (braced or text.lstrip("+-").startswith("0")):
-        return None  # math-verify reads "0,500" as 0.5 and "{1,000}" as a set: it decides
+    if "," in text and (braced or text.startswith("+") or text.lstrip("-").startswith("0")):
+        return None  # math-verify reads "0,500" as 0.5, "{1,000}" as a set, "+1,000" not as 1000: it decides
     negative = m["sign"] == "-"
     value: int | Fraction
     if m["dec"] is not None:

@@ -148,7 +148,8 @@ def test_fast_path_decides_plain_numbers_and_defers_the_rest() -> None:
 
 
 #: Thousands separators math-verify does not read as such: a leading-zero first group (``0,500`` is 0.5 to
-#: math-verify) and commas inside bare braces (``{1,000}`` is a set). The fast path must defer on these.
+#: math-verify), a ``+`` sign (``+1,000`` is not 1000 to math-verify) and commas inside bare braces (``{1,000}``
+#: is a set). The fast path must defer on these.
 SEPARATOR_TRAPS = [
     ("500", "0,500"),
     ("0.5", "0,500"),
@@ -159,6 +160,10 @@ SEPARATOR_TRAPS = [
     ("1,000", "{1,000}"),
     ("1000", "{1,000.0}"),
     ("1000", "\\boxed{{1,000}}"),
+    ("31828", "+31,828"),
+    ("+31828", "+31,828"),
+    ("23000.5", "+23,000.5"),
+    ("1000", "\\boxed{+1,000}"),
 ]
 
 
