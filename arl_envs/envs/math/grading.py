@@ -102,7 +102,8 @@ def numeric_verdict(gold: str, pred: str) -> bool | None:
     """The verdict on two plain numbers without math-verify, or None when math-verify must decide.
 
     Returns the same verdict as :class:`MathGrader` (math-verify with the exact-number correction): exact numbers
-    (integers, fractions) are equal iff their values are; with a decimal on either side, equal values are equal and
+    (integers, fractions) are equal iff their values are; with a decimal on either side (and at most
+    :data:`FAST_PATH_MAX_FLOAT_DIGITS` digits on both sides), equal values are equal and
     values farther apart than math-verify's 6-decimal rounding could join are not; everything else returns None.
 
     Args:
@@ -120,12 +121,12 @@ def numeric_verdict(gold: str, pred: str) -> bool | None:
     if p is None:
         return None
     (gv, g_float, g_digits), (pv, p_float, p_digits) = g, p
+    if (g_float or p_float) and max(g_digits, p_digits) > FAST_PATH_MAX_FLOAT_DIGITS:
+        return None  # even equal values: math-verify parses long decimals at different precisions
     if gv == pv:
         return True
     if not (g_float or p_float):
         return False
-    if max(g_digits, p_digits) > FAST_PATH_MAX_FLOAT_DIGITS:
-        return None
     gap = abs(gv - pv)
     if gap > FAST_PATH_MIN_ABS_GAP and gap > FAST_PATH_MIN_REL_GAP * max(abs(gv), abs(pv)):
         return False

@@ -172,3 +172,20 @@ def test_fast_path_agrees_on_separator_traps(gold: str, pred: str) -> None:
     fast = numeric_verdict(gold, pred)
     if fast is not None:
         assert fast == _math_verify(gold, pred)
+
+
+#: Equal decimals written with more digits than a 53-bit float holds: math-verify parses them at different
+#: precisions and may call them different, so the fast path must not call them equal on its own.
+LONG_DECIMAL_TRAPS = [
+    ("9705983555144.33519", "9705983555144.335190"),
+    ("4818140767830675.68", "4818140767830675.680"),
+    ("+7476525773.74881", "+7476525773.748810"),
+    ("-37518835601748.941", "-37518835601748.9410"),
+]
+
+
+@pytest.mark.parametrize("gold,pred", LONG_DECIMAL_TRAPS + [(p, g) for g, p in LONG_DECIMAL_TRAPS])
+def test_fast_path_agrees_on_long_equal_decimals(gold: str, pred: str) -> None:
+    fast = numeric_verdict(gold, pred)
+    if fast is not None:
+        assert fast == _math_verify(gold, pred)
