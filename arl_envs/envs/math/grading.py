@@ -70,11 +70,15 @@ def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
         return None
     if text.isdigit() and text.isascii():  # the common case, 1 µs
         return int(text), False, len(text)
+    braced = False  # inside bare {} (not \\boxed{}) math-verify reads "1,000" as a set
     while (wrapped := _WRAPPED.fullmatch(text)) is not None:
+        braced |= not text.startswith("\\boxed")
         text = wrapped.group(1).strip()
     m = _NUMBER.fullmatch(text)
     if m is None:
         return None
+    if "," in text and (braced or text.startswith("+") or text.lstrip("-").startswith("0")):
+        return None  # math-verify reads "0,500" as 0.5, "{1,000}" as a set, "+1,000" not as 1000: it decides
     negative = m["sign"] == "-"
     value: int | Fraction
     if m["dec"] is not None:
@@ -98,7 +102,8 @@ def numeric_verdict(gold: str, pred: str) -> bool | None:
     """The verdict on two plain numbers without math-verify, or None when math-verify must decide.
 
     Returns the same verdict as :class:`MathGrader` (math-verify with the exact-number correction): exact numbers
-    (integers, fractions) are equal iff their values are; with a decimal on either side, equal values are equal and
+    (integers, fractions) are equal iff their values are; with a decimal on either side (and at most
+    :data:`FAST_PATH_MAX_FLOAT_DIGITS` digits on both sides), equal values are equal and
     values farther apart than math-verify's 6-decimal rounding could join are not; everything else returns None.
 
     Args:
@@ -116,12 +121,12 @@ def numeric_verdict(gold: str, pred: str) -> bool | None:
     if p is None:
         return None
     (gv, g_float, g_digits), (pv, p_float, p_digits) = g, p
+    if (g_float or p_float) and max(g_digits, p_digits) > FAST_PATH_MAX_FLOAT_DIGITS:
+        return None  # even equal values: math-verify parses long decimals at different precisions
     if gv == pv:
         return True
     if not (g_float or p_float):
         return False
-    if max(g_digits, p_digits) > FAST_PATH_MAX_FLOAT_DIGITS:
-        return None
     gap = abs(gv - pv)
     if gap > FAST_PATH_MIN_ABS_GAP and gap > FAST_PATH_MIN_REL_GAP * max(abs(gv), abs(pv)):
         return False

@@ -145,3 +145,47 @@ def test_fast_path_decides_plain_numbers_and_defers_the_rest() -> None:
     assert numeric_verdict("5", "5.0000004") is None  # within math-verify's rounding: it decides
     assert numeric_verdict("x + 1", "1 + x") is None
     assert numeric_verdict("5", "9" * 100) is None  # too long to read
+
+
+#: Thousands separators math-verify does not read as such: a leading-zero first group (``0,500`` is 0.5 to
+#: math-verify), a ``+`` sign (``+1,000`` is not 1000 to math-verify) and commas inside bare braces (``{1,000}``
+#: is a set). The fast path must defer on these.
+SEPARATOR_TRAPS = [
+    ("500", "0,500"),
+    ("0.5", "0,500"),
+    ("1000", "01,000"),
+    ("1000000", "01,000,000"),
+    ("500", "0,500.0"),
+    ("1000", "{1,000}"),
+    ("1,000", "{1,000}"),
+    ("1000", "{1,000.0}"),
+    ("1000", "\\boxed{{1,000}}"),
+    ("31828", "+31,828"),
+    ("+31828", "+31,828"),
+    ("23000.5", "+23,000.5"),
+    ("1000", "\\boxed{+1,000}"),
+]
+
+
+@pytest.mark.parametrize("gold,pred", SEPARATOR_TRAPS + [(p, g) for g, p in SEPARATOR_TRAPS])
+def test_fast_path_agrees_on_separator_traps(gold: str, pred: str) -> None:
+    fast = numeric_verdict(gold, pred)
+    if fast is not None:
+        assert fast == _math_verify(gold, pred)
+
+
+#: Equal decimals written with more digits than a 53-bit float holds: math-verify parses them at different
+#: precisions and may call them different, so the fast path must not call them equal on its own.
+LONG_DECIMAL_TRAPS = [
+    ("9705983555144.33519", "9705983555144.335190"),
+    ("4818140767830675.68", "4818140767830675.680"),
+    ("+7476525773.74881", "+7476525773.748810"),
+    ("-37518835601748.941", "-37518835601748.9410"),
+]
+
+
+@pytest.mark.parametrize("gold,pred", LONG_DECIMAL_TRAPS + [(p, g) for g, p in LONG_DECIMAL_TRAPS])
+def test_fast_path_agrees_on_long_equal_decimals(gold: str, pred: str) -> None:
+    fast = numeric_verdict(gold, pred)
+    if fast is not None:
+        assert fast == _math_verify(gold, pred)
