@@ -66,8 +66,18 @@ def test_trl_grpo_multi_turn_rollout_masks_observations(tmp_path, monkeypatch) -
 
     monkeypatch.setattr(trl_grpo, "ArlRollout", RecordingRollout)
     RecordingRollout.outputs.clear()
-    log = train_multi_turn("arl/math.tool-v0", steps=1, group=2, seeds=1, max_new_tokens=4, max_seq_len=768,
-                           output_dir=str(tmp_path))
+    # A turn cut at max_new_tokens ends the episode (truncated_turn), so the random tiny model is biased towards its
+    # stop token: its turns end on their own (terminated), and the env's observations of them follow as new turns.
+    model, tok = trl_grpo.tiny_model_and_tokenizer()
+    head = model.lm_head
+    biased = torch.nn.Linear(head.in_features, head.out_features, bias=True)
+    with torch.no_grad():
+        biased.weight.copy_(head.weight)
+        biased.bias.zero_()
+        biased.bias[tok.eos_token_id] = 12.0  # p(stop) ~ 1: every turn ends on its own
+    model.lm_head = biased
+    log = train_multi_turn("arl/math.tool-v0", steps=1, group=2, seeds=1, max_new_tokens=4, max_seq_len=4096,
+                           output_dir=str(tmp_path), model=model, tokenizer=tok)
     out = RecordingRollout.outputs[0]
     assert len(out["completion_ids"]) == 2  # TRL's sampler repeated the prompt num_generations times
     for ids, mask, lps in zip(out["completion_ids"], out["env_mask"], out["logprobs"]):
