@@ -34,3 +34,19 @@ def harness(sandbox: Any) -> Any:
     from arl_envs.envs.code.harness import Harness
 
     return Harness(sandbox)
+
+
+def skip_unless_backend(backend: str) -> None:
+    """Skip, with the reason, unless the ``"bwrap"`` or ``"docker"`` sandbox backend can run here."""
+    from arl_envs_tests.sandbox.conftest import bwrap_skip_reason, docker_skip_reason
+
+    reason = bwrap_skip_reason() if backend == "bwrap" else docker_skip_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each sandbox backend in turn (the repo-env robustness and attack-run tests)."""
+    skip_unless_backend(request.param)
+    return request.param

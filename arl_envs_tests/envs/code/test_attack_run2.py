@@ -13,13 +13,7 @@ import gymnasium as gym
 import pytest
 
 import arl_envs  # noqa: F401 - registers the ids
-from arl_envs_tests.envs.code.test_repo_robustness import TASK, _skip_unless
-
-
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
-def backend(request: pytest.FixtureRequest) -> str:
-    _skip_unless(request.param)
-    return request.param
+from arl_envs_tests.envs.code.test_repo_robustness import TASK
 
 
 @pytest.fixture

@@ -18,11 +18,7 @@ import arl_envs  # noqa: F401 - registers the ids
 from arl_envs.envs.code import repo_env as repo_env_module
 from arl_envs.envs.code.env import FunctionsEnv
 from arl_envs.envs.code.repo_env import RepoEnv
-from arl_envs_tests.sandbox.conftest import (
-    bwrap_skip_reason,
-    docker_skip_reason,
-    run_bounded,
-)
+from arl_envs_tests.sandbox.conftest import run_bounded
 
 #: A repo task whose bug is in ``schedule/timeutil.py``.
 TASK = "repo/schedule/hours_factor/2"
@@ -30,18 +26,6 @@ TASK = "repo/schedule/hours_factor/2"
 FUNCTION_TASK = "gen/word_freq/2/7"
 #: Seeds of every generated family checked to reset (issue 9.9: 76, 1913, 2058 and 2511 of repo-v0 failed).
 RESET_SEEDS = range(5000)
-
-
-def _skip_unless(backend: str) -> None:
-    reason = bwrap_skip_reason() if backend == "bwrap" else docker_skip_reason()
-    if reason:
-        pytest.skip(reason)
-
-
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
-def backend(request: pytest.FixtureRequest) -> str:
-    _skip_unless(request.param)
-    return request.param
 
 
 @pytest.fixture
