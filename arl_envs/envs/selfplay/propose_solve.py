@@ -81,7 +81,8 @@ def check_program(program: str) -> str | None:
 
     Rules (the Absolute Zero validity checks, as far as they are static): it parses, defines a top-level function
     ``f``, imports only :data:`ALLOWED_IMPORTS`, and names none of :data:`FORBIDDEN_NAMES` /
-    :data:`FORBIDDEN_ATTRIBUTES` and no dunder attribute.
+    :data:`FORBIDDEN_ATTRIBUTES`, no attribute starting with ``_`` (dunders, and private helpers such as
+    ``typing._eval_type`` that evaluate strings as code) and imports no name starting with ``_``.
     """
     if len(program) > MAX_PROGRAM_CHARS:
         return f"the program is longer than {MAX_PROGRAM_CHARS} characters"
@@ -99,8 +100,10 @@ def check_program(program: str) -> str | None:
                 return f"importing {bad[0]!r} is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})"
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             return f"using {node.id!r} is not allowed (no I/O, introspection or dynamic code)"
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
-            return f"dunder attributes ({node.attr}) are not allowed"
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            return f"private and dunder attributes ({node.attr}) are not allowed"
+        elif isinstance(node, ast.alias) and node.name.split(".")[-1].startswith("_"):
+            return f"importing private names ({node.name}) is not allowed"
         if isinstance(node, (ast.Name, ast.Attribute, ast.alias)):
             name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else node.name
             if name in FORBIDDEN_ATTRIBUTES:
@@ -127,6 +130,8 @@ class Proposal:
     outputs: list[Any]
     input_reprs: list[str] = field(default_factory=list)
     output_reprs: list[str] = field(default_factory=list)
+    #: The executor's printed outputs at proposal time (compared with the re-run at the end of the episode).
+    stdout: str = ""
 
 
 class ProposeArgs(BaseModel):
@@ -176,8 +181,9 @@ class ProposeSolveEnv(AgentEnv):
     Rewards:
         ``task`` (weight 1): solver correctness, raw 1/k per correct attempt (its sum is the solve rate).
         ``propose`` (weight 1): after the last attempt, the proposer's learnability ``1 - solve_rate`` when
-        ``0 < solve_rate < 1``, else 0 (AZR eq. 4). ``format`` (weight 1): raw -1 for an invalid proposal (AZR's
-        penalty) and for a malformed reply.
+        ``0 < solve_rate < 1``, else 0 (AZR eq. 4); ``f`` is re-run on its inputs after the last attempt and a
+        different output cancels it (0, plus the -1 ``format`` penalty). ``format`` (weight 1): raw -1 for an
+        invalid proposal (AZR's penalty) and for a malformed reply.
     Episode end:
         Terminated after the ``k``-th attempt (success: a valid proposal that was solved at least once), on an
         invalid proposal, or after more than ``max_invalid_actions`` (default 2) malformed replies. Truncated at
@@ -335,7 +341,8 @@ class ProposeSolveEnv(AgentEnv):
             return Transition(f"Invalid proposal: {reason}. The episode is over.",
                               {"format": INVALID_PROPOSAL_PENALTY}, terminated=True, success=False,
                               info={"proposal_valid": False, "proposal_error": reason})
-        self.proposal = Proposal(program, inputs, outputs, [repr(x) for x in inputs], [repr(y) for y in outputs])
+        self.proposal = Proposal(program, inputs, outputs, [repr(x) for x in inputs], [repr(y) for y in outputs],
+                                 runs[0].stdout)
         info: dict[str, Any] = {"proposal_valid": True, "task_type": self.task_type}
         if self.solver == "self":
             return Transition(f"Proposal accepted.\n\n{self._prompt()}", info=info)
@@ -355,7 +362,9 @@ class ProposeSolveEnv(AgentEnv):
             results.append(correct)
         self.successes = sum(results)
         info.update({"solver_results": results, "solve_rate": self.successes / self.k})
-        parts["propose"] = self._learnability()
+        error = self._score_proposal(parts, info)
+        if error is not None:
+            return Transition("The sandbox failed; this episode is not scored.", env_error=error)
         return Transition(f"Proposal accepted; the solver was right {self.successes}/{self.k} times.", parts,
                           terminated=True, success=self.successes > 0, info=info)
 
@@ -403,6 +412,33 @@ class ProposeSolveEnv(AgentEnv):
         rate = self.successes / self.k
         return 1.0 - rate if 0.0 < rate < 1.0 else 0.0
 
+    def _score_proposal(self, parts: dict[str, float], info: dict[str, Any]) -> str | None:
+        """Set the ``propose`` part after the last attempt, re-running ``f`` on the proposal's inputs first.
+
+        The two runs at proposal time are back to back; a program that reads the clock (or any state the static
+        check missed) can agree with itself then and change later. The re-run, after every attempt, must print
+        exactly what the first run printed, else the proposal counts as invalid after all (AZR's determinism
+        rule): ``propose`` 0 and the invalid-proposal ``format`` penalty, ``info["proposal_recheck"] = False``.
+
+        Returns:
+            The sandbox error of the re-run, if the sandbox failed (the caller reports ``env_error``), else None.
+        """
+        p = self.proposal
+        assert p is not None
+        res = self._run(p.program, "[" + ", ".join(p.input_reprs) + "]")
+        if res.sandbox_error is not None:
+            return res.sandbox_error
+        same = res.ok and res.stdout == p.stdout
+        info["proposal_recheck"] = same
+        if same:
+            parts["propose"] = self._learnability()
+        else:
+            parts["propose"] = 0.0
+            parts["format"] = parts.get("format", 0.0) + INVALID_PROPOSAL_PENALTY
+            info["proposal_error"] = ("f is not deterministic: a re-run after solving gave different outputs"
+                                      if res.ok else f"a re-run of f after solving failed ({res.describe()})")
+        return None
+
     def _solve(self, answer: str) -> Transition:
         correct, error = self._check(answer)
         if error is not None:
@@ -413,8 +449,10 @@ class ProposeSolveEnv(AgentEnv):
         verdict = "Correct." if correct else "Incorrect."
         info = {"correct": correct, "attempt": self.attempts}
         if self.attempts >= self.k:
-            parts["propose"] = self._learnability()
             info["solve_rate"] = self.successes / self.k
+            error = self._score_proposal(parts, info)
+            if error is not None:
+                return Transition("The sandbox failed; this episode is not scored.", env_error=error)
             return Transition(f"{verdict} Solved {self.successes}/{self.k}; the episode is over.", parts,
                               terminated=True, success=self.successes > 0, info=info)
         return Transition(f"{verdict}\n\n{self._prompt()}", parts, info=info)

@@ -72,7 +72,7 @@ def test_deduction_checks_the_executed_output(env) -> None:
     _, r1, _, _, i1 = env.step("<answer>49</answer>")
     _, r2, term, _, i2 = env.step("<answer>48</answer>")
     assert i1["correct"] and not i2["correct"] and term and i2["solve_rate"] == 0.5
-    assert r1 == 0.5 and i2["reward_components"]["propose"] == 0.5  # learnability 1 - 1/2
+    assert r1 == 0.5 and i2["reward_components"]["propose"] == 0.5, i2  # learnability 1 - 1/2
 
 
 def test_abduction_accepts_any_input_with_that_output() -> None:
@@ -183,3 +183,62 @@ def test_conformance(kwargs: dict) -> None:
 
     report = check_conformance(ENV_ID, env_kwargs=kwargs, n_fuzz=40, n_random_episodes=3)
     assert report.passed, report.summary()
+
+
+EVAL_TYPE = """import typing
+def f(x):
+    return typing._eval_type(typing.ForwardRef("__import__('time').time()"), {}, {})
+"""
+
+
+@pytest.mark.parametrize(
+    "program, why",
+    [
+        (EVAL_TYPE, "private and dunder attributes (_eval_type)"),
+        ("from typing import _eval_type\ndef f(x):\n    return x", "importing private names (_eval_type)"),
+        ("import operator\ndef f(x):\n    return operator._abs(x)", "private and dunder attributes (_abs)"),
+    ],
+)
+def test_private_helpers_that_evaluate_strings_are_refused(env, program: str, why: str) -> None:
+    # typing._eval_type(ForwardRef(...)) evaluated any expression (so imported time/os) past the static check.
+    env.reset(seed=0)
+    _, r, term, _, info = _propose(env, program, "[1]")
+    assert term and r == -1.0 and info["proposal_valid"] is False and why in info["proposal_error"]
+
+
+def test_a_proposal_that_changes_after_the_double_run_loses_its_propose_reward(monkeypatch) -> None:
+    # Behind the static check (switched off here, as a bypass would), a clock-based program agrees with itself in
+    # the two back-to-back runs at proposal time and changes afterwards; the re-run after the last attempt sees it.
+    import time
+
+    from arl_envs.envs.selfplay import propose_solve
+
+    monkeypatch.setattr(propose_solve, "check_program", lambda program: None)
+    switch_at = time.time() + 3.0
+    program = f"import time\ndef f(x):\n    return 0 if time.time() < {switch_at!r} else 1"
+    env = gym.make(ENV_ID, task_types=["deduction"], k=2)
+    try:
+        env.reset(seed=0)
+        _, _, term, _, info = _propose(env, program, "[5]")
+        assert not term and info["proposal_valid"] is True
+        _, _, term, _, info = env.step("<answer>0</answer>")  # right
+        assert not term and info["correct"]
+        time.sleep(max(0.0, switch_at - time.time()) + 0.2)
+        _, r, term, _, info = env.step("<answer>1</answer>")  # wrong: solve rate 1/2, learnability 0.5 ...
+        parts = info["reward_components"]
+        assert term and info["proposal_recheck"] is False and "re-run" in info["proposal_error"]
+        assert parts["propose"] == 0.0 and parts["format"] == -1.0  # ... cancelled by the re-run
+    finally:
+        env.close()
+
+
+def test_a_deterministic_proposal_passes_the_re_run() -> None:
+    env = gym.make(ENV_ID, task_types=["deduction"], k=2)
+    try:
+        env.reset(seed=0)
+        _propose(env, SQUARES, "[3]")
+        env.step("<answer>9</answer>")
+        _, _, term, _, info = env.step("<answer>8</answer>")
+        assert term and info["proposal_recheck"] is True and info["reward_components"]["propose"] == 0.5
+    finally:
+        env.close()
