@@ -3,7 +3,7 @@
 Records the same episodes as ``arl_envs_tests/test_viewer.py`` (tool-using math expert, random search agent,
 web expert with screenshots, one env_error line), writes the page and shoots it in headless Debian Chromium.
 
-    PYTHONPATH=$PWD:$PWD/baselines python benchmarks/viewer_screenshots.py   # -> docs/img/viewer-*.png
+    PYTHONPATH=$PWD:$PWD/baselines python benchmarks/viewer_screenshots.py   # -> benchmarks/viewer-*.png
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from arl_envs.envs.web.browser import find_chromium
 from arl_envs.viewer import write_viewer
 from arl_envs_tests.test_viewer import record_file
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "img"
+OUT = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    """Write ``docs/img/viewer-list.png``, ``viewer-episode.png`` and ``viewer-web.png``."""
+    """Write ``benchmarks/viewer-list.png``, ``viewer-episode.png`` and ``viewer-web.png``."""
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
