@@ -38,7 +38,7 @@ POOL_RETRY_S = 1.0
 SPAWNER_TIMEOUT_S = 30.0
 #: Seconds a closed spawner has to kill and reap its children and exit before it is SIGKILLed.
 SPAWNER_EXIT_GRACE_S = 1.0
-#: Environment of the spawned setpriv/bwrap (bwrap --clearenv sets the sandbox's own).
+#: Environment of the spawned bwrap (bwrap --clearenv sets the sandbox's own).
 SPAWN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
@@ -346,6 +346,8 @@ class _Spawner:
 
     def close(self) -> None:
         """Stop the spawner: it kills what it started, reaps it and exits (killed after a grace period)."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # EOF for the spawner even if a forked process holds a copy
         with contextlib.suppress(OSError):
             self.sock.close()
         try:

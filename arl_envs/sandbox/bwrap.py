@@ -12,13 +12,13 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   checkout and ``/sys`` do not exist inside. ``/proc`` is the sandbox's own; ``/dev`` is minimal. ``/`` and
   ``/dev`` are read-only; the writable places are ``/work``, ``/tmp`` and ``/dev/shm``, each a tmpfs with a
   ``size=`` (so even without a memory cgroup files cannot grow past them). As root, ``/etc`` and ``/work`` are
-  tmpfs mounts of their own and bwrap's options reach it through ``--args FD`` (sessions), so nothing inside
-  (``/proc/self/mountinfo``, ``/proc/1/cmdline``) names a host path or the host pid.
+  tmpfs mounts of their own and bwrap's options reach it through ``--args FD``, so nothing inside
+  (``/proc/self/mountinfo``, ``/proc/1/cmdline`` of a session's reaper) names a host path or the host pid.
 * **Work directory**: ``/work`` is a per-sandbox (per-episode) tmpfs of ``workdir_mb`` MiB mounted on the host
   (as root; a plain private directory otherwise), bound read-write; :meth:`BwrapSandbox.reset` replaces it.
   ``/tmp`` is a fresh tmpfs per run.
-* **Identity**: as root we drop to an unprivileged host uid (``host_uid``, default 65534 "nobody") with
-  ``setpriv`` before starting bwrap; inside, the program is uid 1000 ``sandbox``. A kuid of 0 would ignore
+* **Identity**: as root the spawner drops to an unprivileged host uid (``host_uid``, default 65534 "nobody"; no
+  supplementary groups) before exec'ing bwrap; inside, the program is uid 1000 ``sandbox``. A kuid of 0 would ignore
   ``RLIMIT_NPROC`` and own root's files; a non-root kuid has neither.
 * **Limits**: a cgroup per sandbox (pids, memory incl. swap, cpuacct; v1 or v2, see :mod:`.cgroups`), rlimits
   for CPU seconds, file size, open files and core dumps (``RLIMIT_NPROC``/``RLIMIT_AS`` stand in when no
@@ -26,12 +26,13 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   deadline after which the whole tree is SIGKILLed, and output read while streaming with everything above
   ``max_output_bytes`` dropped. Runs are sequential within a sandbox, so the limits hold per run; files a run
   writes to ``/work`` are tmpfs memory and stay charged to the sandbox's memory limit for the episode.
-* **Spawner**: each sandbox starts one small helper process (:mod:`._spawner_main`) inside its cgroup; runs are
-  forked by it, so they are born in the cgroup. Moving a process into a cgroup waits for an RCU grace period
-  (5-15 ms on a busy 2-core machine, measured), which per-run cgroups paid on every run; the helper also
-  sets the rlimits and drops to the host uid before exec'ing bwrap, so no launcher shell or ``setpriv``
-  runs per call, and the (possibly large) trainer process never forks. Sessions are started directly, one
-  cgroup each.
+* **Spawner, one launch path**: each sandbox starts one small helper process (:mod:`._spawner_main`) inside its
+  cgroup; runs are forked by it, so they are born in the cgroup. Moving a process into a cgroup waits for an RCU
+  grace period (5-15 ms on a busy 2-core machine, measured), which per-run cgroups paid on every run; the helper
+  also sets the rlimits and drops to the host uid before exec'ing bwrap, so no launcher shell or ``setpriv``
+  runs per call, and the (possibly large) trainer process never forks. A session's interpreter starts the same
+  way (:meth:`BwrapSandbox._spawn`: same argv, policy rlimits, uid drop, seccomp), forked by a spawner of its
+  own that sits in the session's own cgroup and lives as long as the interpreter.
 * **No survivors**: a run's command is pid 1 of its own pid namespace (``--as-pid-1``), so when it exits (or
   we kill bwrap) the kernel kills every other process of the run; we then SIGKILL whatever is still in the
   run's cgroup and remove it. Like a container's init, pid 1 ignores signals it has no handler for when they
@@ -48,8 +49,8 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   spawner per sandbox, never reused); :meth:`reset` launches the next episode's session interpreter when the
   episode before had one (:meth:`arl_envs.sandbox.base.Sandbox.reset`).
 
-Modules: this one (the backend), :mod:`._bwrap_fs` (state directories, ``/etc``, host-side file access),
-:mod:`._bwrap_spawner` (spawner, its pool, session processes), :mod:`.policy` (limits as rlimits),
+Modules: this one (the backend, the launch path), :mod:`._bwrap_fs` (state directories, ``/etc``, host-side file
+access), :mod:`._bwrap_spawner` (spawner, its pool, session processes), :mod:`.policy` (limits as rlimits),
 :mod:`.cgroups`, :mod:`.seccomp`.
 """
 
