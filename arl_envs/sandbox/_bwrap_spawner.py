@@ -1,4 +1,5 @@
-"""Bubblewrap backend, processes: the per-sandbox spawner (runs) and started bwrap trees (sessions)."""
+"""Bubblewrap backend, processes: spawners (runs and sessions start the same way: forked by a spawner that sits in
+their cgroup), their pool, and a session's started bwrap tree."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from arl_envs.sandbox.base import (
@@ -22,7 +23,7 @@ from arl_envs.sandbox.base import (
     SessionProcess,
     split_exit_status,
 )
-from arl_envs.sandbox.cgroups import RunCgroup
+from arl_envs.sandbox.cgroups import RunCgroup, kill_until_gone
 from arl_envs.sandbox.seccomp import bpf_fd
 
 #: Grace after the deadline for reaping a killed run, seconds.
@@ -35,7 +36,9 @@ POOL_SPAWNER_LIMITS = (64, 8)
 POOL_RETRY_S = 1.0
 #: Seconds to wait for the spawner to start or answer.
 SPAWNER_TIMEOUT_S = 30.0
-#: Environment of the spawned setpriv/bwrap (bwrap --clearenv sets the sandbox's own).
+#: Seconds a closed spawner has to kill and reap its children and exit before it is SIGKILLed.
+SPAWNER_EXIT_GRACE_S = 1.0
+#: Environment of the spawned bwrap (bwrap --clearenv sets the sandbox's own).
 SPAWN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
@@ -75,8 +78,13 @@ def _parse_json_stream(data: bytes) -> dict[str, int]:
     return merged
 
 
-def _args_via_fd(argv: list[str], bwrap: str) -> tuple[list[str], int]:
-    """``argv`` with bwrap's options moved into a memfd read by ``bwrap --args FD``.
+#: fd numbers of a spawned bwrap: stdin, stdout, stderr on 0-2, then its ``--json-status-fd``, its ``--args``
+#: memfd and (when a filter is loaded) its ``--seccomp`` program, in this order (see :meth:`_Spawner.spawn_tree`).
+STATUS_FD, ARGS_FD, SECCOMP_FD = 3, 4, 5
+
+
+def _args_memfd(argv: list[str], bwrap: str) -> tuple[list[str], int]:
+    """``argv`` with bwrap's options moved into a memfd that ``bwrap --args`` reads (at :data:`ARGS_FD`).
 
     bwrap's reaper is pid 1 of a session's pid namespace, and ``/proc/1/cmdline`` would show its options
     (host paths of the state directory, binds); this way it shows ``bwrap --args N -- <command>`` only (bwrap
@@ -93,54 +101,42 @@ def _args_via_fd(argv: list[str], bwrap: str) -> tuple[list[str], int]:
     while view:
         view = view[os.write(fd, view) :]
     os.lseek(fd, 0, os.SEEK_SET)
-    return [*argv[: i + 1], "--args", str(fd), *argv[end:]], fd
+    return [*argv[: i + 1], "--args", str(ARGS_FD), *argv[end:]], fd
+
+
+@dataclass
+class SpawnedTree:
+    """A bwrap process tree a :class:`_Spawner` started, and the host ends of its pipes (raw fds).
+
+    Attributes:
+        pid: bwrap's pid, also its process group (the spawner's child: the spawner reaps it, not us).
+        stdin: Write end of its stdin.
+        stdout, stderr: Read ends of its output.
+        status: Read end of bwrap's ``--json-status-fd`` (EOF when bwrap exited).
+    """
+
+    pid: int
+    stdin: int
+    stdout: int
+    stderr: int
+    status: int
 
 
 class _BwrapProcess(SessionProcess):
-    """One started bwrap process tree with its cgroup, pipes and status channel."""
+    """A session's bwrap tree, started like a run (:meth:`BwrapSandbox._spawn`) by a spawner of its own.
 
-    def __init__(
-        self,
-        argv_builder: Callable[[int, int | None], list[str]],
-        cgroup: RunCgroup | None,
-        stdin: bool,
-        bwrap: str,
-        seccomp_program: bytes | None,
-    ) -> None:
-        self.cgroup = cgroup
-        self.start = time.monotonic()
-        seccomp_fd = bpf_fd(seccomp_program) if seccomp_program is not None else None
-        status_r, status_w = os.pipe()
-        try:
-            argv, args_fd = _args_via_fd(argv_builder(status_w, seccomp_fd), bwrap)
-        except BaseException:
-            for fd in (status_r, status_w, seccomp_fd):
-                if fd is not None:
-                    os.close(fd)
-            raise
-        extra_fds = () if seccomp_fd is None else (seccomp_fd,)
-        try:
-            self.proc = subprocess.Popen(  # noqa: S603 - argv built by us; no host shell sees user input
-                argv,
-                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(status_w, args_fd, *extra_fds),
-                start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                cwd="/",  # else the launcher shell exports the host cwd as PWD (visible in /proc/1/environ)
-            )
-        except BaseException:
-            os.close(status_r)
-            os.close(status_w)
-            raise
-        finally:
-            os.close(args_fd)
-            for fd in extra_fds:
-                os.close(fd)
-        os.close(status_w)
-        self._status_r = status_r
-        self._status_text = b""
+    The spawner sits in the session's own cgroup (``None`` without cgroups), so the tree is born in it; killing
+    the session kills the tree and every process of that cgroup, then closes the spawner and removes the cgroup.
+    """
+
+    def __init__(self, spawner: _Spawner, tree: SpawnedTree) -> None:
+        self.spawner = spawner
+        self.cgroup = spawner.cgroup
+        #: The started tree (``proc.pid``: bwrap's pid; every process of the session descends from it).
+        self.proc = tree
+        # The cgroup also counts what its pooled spawner used before (its start-up): report the tree's share.
+        self._cpu_base = (self.cgroup.cpu_time_s() or 0.0) if self.cgroup is not None else 0.0
+        self._oom_base = self.cgroup.oom_kills() if self.cgroup is not None else 0
         self._sel: selectors.BaseSelector | None = None
         self._stdout_eof = False
         self._finished = False
@@ -149,30 +145,17 @@ class _BwrapProcess(SessionProcess):
         self.oom = False
         self.cpu: float | None = None
 
-    # -- status ------------------------------------------------------------------------------------------
-    def _read_status(self) -> dict[str, int]:
-        """Parse bwrap's ``--json-status-fd`` stream (``child-pid`` at start, ``exit-code`` at the end)."""
-        if self._status_r >= 0:
-            with contextlib.suppress(OSError):
-                os.set_blocking(self._status_r, False)
-                while True:
-                    data = os.read(self._status_r, READ_CHUNK)
-                    if not data:
-                        break
-                    self._status_text += data
-        return _parse_json_stream(self._status_text)
-
     # -- SessionProcess API ------------------------------------------------------------------------------
     def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.proc.stdin, view) :]
 
     def recv(self, timeout_s: float) -> tuple[int, bytes] | None:
         if self._sel is None:
             self._sel = selectors.DefaultSelector()
-            self._sel.register(self.proc.stdout, selectors.EVENT_READ, 1)  # type: ignore[arg-type]
-            self._sel.register(self.proc.stderr, selectors.EVENT_READ, 2)  # type: ignore[arg-type]
+            self._sel.register(self.proc.stdout, selectors.EVENT_READ, 1)
+            self._sel.register(self.proc.stderr, selectors.EVENT_READ, 2)
         if self._stdout_eof:
             return 0, b""
         deadline = time.monotonic() + max(0.0, timeout_s)
@@ -195,49 +178,47 @@ class _BwrapProcess(SessionProcess):
                 return
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, 9)
-            if self.cgroup is not None:
-                self.cgroup.kill_all()
+            self.spawner.kill_children()
         self.finish()
 
     def finish(self) -> None:
-        """Reap the process, empty and remove the cgroup, close pipes (idempotent)."""
+        """Wait for bwrap to exit (killing the tree if it does not), read its status, close the spawner,
+        release the cgroup, close the pipes (idempotent)."""
         with self._lock:
             if self._finished:
                 return
-            try:
-                self.proc.wait(timeout=REAP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
+            exited, text = _read_until_eof(self.proc.status, time.monotonic() + REAP_TIMEOUT_S)
+            if not exited:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.proc.pid, 9)
-                self.proc.wait()
-            self.status = self._read_status()
+                self.spawner.kill_children()
+                text += _read_until_eof(self.proc.status, time.monotonic() + REAP_TIMEOUT_S)[1]
+            self.status = _parse_json_stream(text)
             if self.cgroup is not None:
-                self.oom = self.cgroup.oom_kills() > 0
-                self.cpu = self.cgroup.cpu_time_s()
-                self.cgroup.release()
-            for fh in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-                if fh is not None:
-                    with contextlib.suppress(OSError):
-                        fh.close()
+                self.oom = self.cgroup.oom_kills() > self._oom_base
+                cpu = self.cgroup.cpu_time_s()
+                self.cpu = None if cpu is None else max(0.0, cpu - self._cpu_base)
+            _discard(self.spawner)
             if self._sel is not None:
                 self._sel.close()
-            if self._status_r >= 0:
-                os.close(self._status_r)
-                self._status_r = -1
+            for fd in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self.proc.status):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
             self._finished = True
 
     def exit_status(self) -> tuple[int | None, int | None, bool]:
         self.finish()
-        if "exit-code" in self.status:
-            code, sig = split_exit_status(self.status["exit-code"])
-        else:
-            code, sig = split_exit_status(self.proc.returncode)
+        # bwrap reports the exit code only when the command ran to its end; otherwise we killed it (SIGKILL).
+        code, sig = split_exit_status(self.status.get("exit-code", -9))
         return code, sig, self.oom
 
     def cpu_time_s(self) -> float | None:
         if self._finished:
             return self.cpu
-        return self.cgroup.cpu_time_s() if self.cgroup is not None else None
+        if self.cgroup is None:
+            return None
+        cpu = self.cgroup.cpu_time_s()
+        return None if cpu is None else max(0.0, cpu - self._cpu_base)
 
 
 class _Spawner:
@@ -303,7 +284,8 @@ class _Spawner:
         fds: list[int],
         ids: tuple[int, int] | None,
     ) -> int:
-        """Start ``argv`` with ``fds`` as its fds 0-3 (or 0-4), as ``ids`` = (uid, gid) if given; return its pid (= pgid).
+        """Start ``argv`` with ``fds`` as its fds 0-5 (4 to 6 of them), under ``rlimits``, as ``ids`` = (uid, gid) if
+        given; return its pid (= pgid).
 
         Raises:
             OSError: the spawner is gone or could not fork.
@@ -320,13 +302,61 @@ class _Spawner:
             raise OSError(f"the sandbox spawner failed: {data.get('error')}")
         return int(data["pid"])
 
+    def spawn_tree(
+        self,
+        argv: list[str],
+        bwrap: str,
+        rlimits: list[tuple[int, int]],
+        ids: tuple[int, int] | None,
+        seccomp_program: bytes | None,
+    ) -> SpawnedTree:
+        """Start ``bwrap ... -- command`` (its options move into an ``--args`` memfd), with fresh pipes for
+        stdin/stdout/stderr and its status, the seccomp program on :data:`SECCOMP_FD` when given.
+
+        ``argv`` must refer to fds :data:`STATUS_FD` and :data:`SECCOMP_FD` (what :meth:`BwrapSandbox._bwrap_argv`
+        writes).
+
+        Raises:
+            OSError: the spawner is gone or could not fork (every fd is closed again).
+        """
+        pipes: list[tuple[int, int]] = []
+        child_fds: list[int] = []
+        try:
+            pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
+            child_fds = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
+            argv, args_fd = _args_memfd(argv, bwrap)
+            child_fds.append(args_fd)
+            if seccomp_program is not None:
+                child_fds.append(bpf_fd(seccomp_program))
+            pid = self.spawn(argv, SPAWN_ENV, rlimits, child_fds, ids)
+        except BaseException:
+            for fd in {*child_fds, *(fd for pair in pipes for fd in pair)}:
+                os.close(fd)
+            raise
+        for fd in child_fds:
+            os.close(fd)
+        return SpawnedTree(pid=pid, stdin=pipes[0][1], stdout=pipes[1][0], stderr=pipes[2][0], status=pipes[3][0])
+
+    def kill_children(self) -> None:
+        """SIGKILL every process in the spawner's cgroup but the spawner (a finished run's or a killed session's
+        leftovers; nothing to do without a cgroup: there the pid namespace's end kills them)."""
+        cgroup = self.cgroup
+        if cgroup is not None:
+            kill_until_gone(lambda: cgroup.pids() - {self.pid}, REAP_TIMEOUT_S)
+
     def close(self) -> None:
+        """Stop the spawner: it kills what it started, reaps it and exits (killed after a grace period)."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # EOF for the spawner even if a forked process holds a copy
         with contextlib.suppress(OSError):
             self.sock.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=REAP_TIMEOUT_S)
+        try:
+            self.proc.wait(timeout=SPAWNER_EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                self.proc.kill()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=REAP_TIMEOUT_S)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 

@@ -3,12 +3,13 @@
 
 Not imported: its source is run with ``python -S -E -c`` and the fd of a SOCK_SEQPACKET socket as argv[1].
 Each request is one message: JSON ``{"argv": [...], "env": {...}, "rlimits": [[resource, value], ...],
-"uid": int|null, "gid": int|null}`` with
-four or five file descriptors attached (stdin, stdout, stderr, status[, seccomp program]). The spawner forks; the child starts a new
-session, puts the fds on 0-3 (4), sets the rlimits (soft = hard), drops to ``uid``/``gid`` (no supplementary
-groups) and execs argv. The reply is ``{"pid": N}`` or
-``{"error": "..."}``. Children inherit the spawner's cgroups by fork, so no per-run cgroup migration (which
-waits for an RCU grace period: milliseconds on a busy machine) is needed. Exits when the socket closes.
+"uid": int|null, "gid": int|null}`` with four to six file descriptors attached (stdin, stdout, stderr, bwrap's
+status pipe, its ``--args`` memfd[, the seccomp program]). The spawner forks; the child starts a new session, puts
+the fds on 0-5, sets the rlimits (soft = hard), drops to ``uid``/``gid`` (no supplementary groups) and execs argv.
+The reply is ``{"pid": N}`` or ``{"error": "..."}``. Children inherit the spawner's cgroups by fork, so no per-run
+cgroup migration (which waits for an RCU grace period: milliseconds on a busy machine) is needed. When the socket
+closes (the host closed it, or died) the spawner SIGKILLs the process group of every child still running, reaps
+them all (so no zombie is left to the host's init) and exits.
 """
 
 import json
@@ -19,9 +20,12 @@ import socket
 import sys
 
 MAX_MESSAGE = 1 << 20
-MIN_FDS, MAX_FDS = 4, 5
+MIN_FDS, MAX_FDS = 4, 6
 
 sock = socket.socket(fileno=int(sys.argv[1]))
+
+
+children = set()
 
 
 def reap(*_):
@@ -32,6 +36,7 @@ def reap(*_):
             return
         if pid == 0:
             return
+        children.discard(pid)
 
 
 signal.signal(signal.SIGCHLD, reap)
@@ -48,8 +53,10 @@ while True:
         req = json.loads(msg)
         if not MIN_FDS <= len(fds) <= MAX_FDS:
             raise ValueError(f"expected {MIN_FDS}-{MAX_FDS} fds, got {len(fds)}")
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # reaped only once it is in `children`
         pid = os.fork()
     except (OSError, ValueError) as exc:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         for fd in fds:
             os.close(fd)
         sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
@@ -58,6 +65,7 @@ while True:
         try:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             os.setsid()
             for target, fd in enumerate(fds):
                 if fd == target:
@@ -78,7 +86,22 @@ while True:
                 os.write(2, f"arl-sandbox spawner: {type(exc).__name__}: {exc}\n".encode())
             finally:
                 os._exit(127)
+    children.add(pid)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
     for fd in fds:
         os.close(fd)
     sock.send(json.dumps({"pid": pid}).encode())
-reap()
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+for pid in list(children):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+while True:
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+    except InterruptedError:
+        continue
+os._exit(0)

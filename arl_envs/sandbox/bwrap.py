@@ -12,13 +12,13 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   checkout and ``/sys`` do not exist inside. ``/proc`` is the sandbox's own; ``/dev`` is minimal. ``/`` and
   ``/dev`` are read-only; the writable places are ``/work``, ``/tmp`` and ``/dev/shm``, each a tmpfs with a
   ``size=`` (so even without a memory cgroup files cannot grow past them). As root, ``/etc`` and ``/work`` are
-  tmpfs mounts of their own and bwrap's options reach it through ``--args FD`` (sessions), so nothing inside
-  (``/proc/self/mountinfo``, ``/proc/1/cmdline``) names a host path or the host pid.
+  tmpfs mounts of their own and bwrap's options reach it through ``--args FD``, so nothing inside
+  (``/proc/self/mountinfo``, ``/proc/1/cmdline`` of a session's reaper) names a host path or the host pid.
 * **Work directory**: ``/work`` is a per-sandbox (per-episode) tmpfs of ``workdir_mb`` MiB mounted on the host
   (as root; a plain private directory otherwise), bound read-write; :meth:`BwrapSandbox.reset` replaces it.
   ``/tmp`` is a fresh tmpfs per run.
-* **Identity**: as root we drop to an unprivileged host uid (``host_uid``, default 65534 "nobody") with
-  ``setpriv`` before starting bwrap; inside, the program is uid 1000 ``sandbox``. A kuid of 0 would ignore
+* **Identity**: as root the spawner drops to an unprivileged host uid (``host_uid``, default 65534 "nobody"; no
+  supplementary groups) before exec'ing bwrap; inside, the program is uid 1000 ``sandbox``. A kuid of 0 would ignore
   ``RLIMIT_NPROC`` and own root's files; a non-root kuid has neither.
 * **Limits**: a cgroup per sandbox (pids, memory incl. swap, cpuacct; v1 or v2, see :mod:`.cgroups`), rlimits
   for CPU seconds, file size, open files and core dumps (``RLIMIT_NPROC``/``RLIMIT_AS`` stand in when no
@@ -26,12 +26,13 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   deadline after which the whole tree is SIGKILLed, and output read while streaming with everything above
   ``max_output_bytes`` dropped. Runs are sequential within a sandbox, so the limits hold per run; files a run
   writes to ``/work`` are tmpfs memory and stay charged to the sandbox's memory limit for the episode.
-* **Spawner**: each sandbox starts one small helper process (:mod:`._spawner_main`) inside its cgroup; runs are
-  forked by it, so they are born in the cgroup. Moving a process into a cgroup waits for an RCU grace period
-  (5-15 ms on a busy 2-core machine, measured), which per-run cgroups paid on every run; the helper also
-  sets the rlimits and drops to the host uid before exec'ing bwrap, so no launcher shell or ``setpriv``
-  runs per call, and the (possibly large) trainer process never forks. Sessions are started directly, one
-  cgroup each.
+* **Spawner, one launch path**: each sandbox starts one small helper process (:mod:`._spawner_main`) inside its
+  cgroup; runs are forked by it, so they are born in the cgroup. Moving a process into a cgroup waits for an RCU
+  grace period (5-15 ms on a busy 2-core machine, measured), which per-run cgroups paid on every run; the helper
+  also sets the rlimits and drops to the host uid before exec'ing bwrap, so no launcher shell or ``setpriv``
+  runs per call, and the (possibly large) trainer process never forks. A session's interpreter starts the same
+  way (:meth:`BwrapSandbox._spawn`: same argv, policy rlimits, uid drop, seccomp), forked by a spawner of its
+  own that sits in the session's own cgroup and lives as long as the interpreter.
 * **No survivors**: a run's command is pid 1 of its own pid namespace (``--as-pid-1``), so when it exits (or
   we kill bwrap) the kernel kills every other process of the run; we then SIGKILL whatever is still in the
   run's cgroup and remove it. Like a container's init, pid 1 ignores signals it has no handler for when they
@@ -48,8 +49,8 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   spawner per sandbox, never reused); :meth:`reset` launches the next episode's session interpreter when the
   episode before had one (:meth:`arl_envs.sandbox.base.Sandbox.reset`).
 
-Modules: this one (the backend), :mod:`._bwrap_fs` (state directories, ``/etc``, host-side file access),
-:mod:`._bwrap_spawner` (spawner, its pool, session processes), :mod:`.policy` (limits as rlimits),
+Modules: this one (the backend, the launch path), :mod:`._bwrap_fs` (state directories, ``/etc``, host-side file
+access), :mod:`._bwrap_spawner` (spawner, its pool, session processes), :mod:`.policy` (limits as rlimits),
 :mod:`.cgroups`, :mod:`.seccomp`.
 """
 
@@ -59,7 +60,6 @@ import contextlib
 import fcntl
 import os
 import secrets
-import shlex
 import shutil
 import sys
 import time
@@ -88,8 +88,11 @@ from arl_envs.sandbox._bwrap_fs import (  # noqa: F401 - _readable_by, _remove_t
 )
 from arl_envs.sandbox._bwrap_spawner import (
     REAP_TIMEOUT_S,
-    SPAWN_ENV,
+    SECCOMP_FD,
+    STATUS_FD,
+    SpawnedTree,
     _BwrapProcess,
+    _discard,
     _parse_json_stream,
     _read_until_eof,
     _Spawner,
@@ -106,7 +109,7 @@ from arl_envs.sandbox.base import (
     pump_pipes,
     split_exit_status,
 )
-from arl_envs.sandbox.cgroups import RunCgroup, cgroup_manager, kill_until_gone
+from arl_envs.sandbox.cgroups import cgroup_manager
 from arl_envs.sandbox.policy import (  # noqa: F401 - MAX_OPEN_FILES...: re-exported from their old place
     BASE_ENV,
     MAX_OPEN_FILES,
@@ -116,7 +119,7 @@ from arl_envs.sandbox.policy import (  # noqa: F401 - MAX_OPEN_FILES...: re-expo
     ULIMIT_BLOCK_BYTES,
     SandboxPolicy,
 )
-from arl_envs.sandbox.seccomp import bpf_fd, filter_bpf
+from arl_envs.sandbox.seccomp import filter_bpf
 
 #: Install hint for a missing bwrap.
 BWRAP_INSTALL_HINT = (
@@ -129,15 +132,9 @@ DEFAULT_HOST_UID = 65534
 DEFAULT_WORKDIR_MB = 256
 #: Exit code of a run whose ``files`` could not be written (shell convention for "cannot execute").
 FILES_FAILED_EXIT = 126
-#: Memory (MiB) and pids added to a sandbox cgroup's limits for the spawner process living in it.
+#: Memory (MiB) and pids added to a run's or session's cgroup limits for the spawner process living in it.
 SPAWNER_MEMORY_MB = 32
 SPAWNER_PIDS = 2
-#: fd numbers of bwrap's status pipe and seccomp program in spawned runs (the spawner puts stdin/out/err/status
-#: and the program on 0-4).
-SPAWN_STATUS_FD = 3
-SPAWN_SECCOMP_FD = 4
-#: Exit code of our launcher script when it could not attach the cgroup or set rlimits.
-LAUNCHER_FAILED_EXIT = 125
 #: Host directories whose symlink-or-directory shape is mirrored inside (merged-/usr or not).
 USR_ALIASES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: Where extra site-packages directories appear inside the sandbox (suffixed by an index).
@@ -230,9 +227,6 @@ class BwrapSandbox(Sandbox):
         #: Compiled seccomp program (None: no filter); without a memory cgroup it also denies SysV shm and memfds.
         self.seccomp_program = filter_bpf(deny_shared_memory=self.cgroups is None) if seccomp else None
         self.is_root = os.geteuid() == 0
-        self.setpriv = shutil.which("setpriv") if self.is_root else None
-        if self.is_root and self.setpriv is None:
-            raise SandboxUnavailable("setpriv is missing (needed to drop root): `apt-get install -y util-linux`.")
         self.host_uid = host_uid if self.is_root else os.geteuid()
         self.host_gid = host_uid if self.is_root else os.getegid()
         self.python = python or _default_python()
@@ -375,16 +369,8 @@ class BwrapSandbox(Sandbox):
             args += ["--setenv", key, value]
         return args
 
-    def _bwrap_argv(
-        self,
-        command: list[str],
-        limits: Limits,
-        status_fd: int,
-        as_pid_1: bool,
-        setpriv: bool = True,
-        seccomp_fd: int | None = None,
-    ) -> list[str]:
-        """``[setpriv ...] bwrap ... -- command`` for this sandbox (``setpriv=False``: the caller drops root)."""
+    def _bwrap_argv(self, command: list[str], limits: Limits, as_pid_1: bool) -> list[str]:
+        """``bwrap ... -- command`` for this sandbox, its status and seccomp fds where :meth:`_spawn` puts them."""
         assert self._state is not None
         etc = self._etc
         # The sandbox user owns the work-dir root, so a run may `chmod 000 /work`; bwrap's `--chdir` of the next
@@ -398,54 +384,33 @@ class BwrapSandbox(Sandbox):
         bwrap += ["--ro-bind", str(etc), "/etc"]
         bwrap += ["--bind", str(self._state / "work"), WORKDIR, "--chdir", WORKDIR]
         bwrap += ["--remount-ro", "/"]  # last: every mount above is in place (bwrap's root tmpfs has no size)
-        if seccomp_fd is not None:
-            bwrap += ["--seccomp", str(seccomp_fd)]
-        bwrap += ["--json-status-fd", str(status_fd), "--", *command]
-        if self.setpriv and setpriv:
-            ids = f"--reuid={self.host_uid}", f"--regid={self.host_gid}"
-            bwrap = [self.setpriv, *ids, "--clear-groups", "--inh-caps=-all", *bwrap]
-        return bwrap
+        if self.seccomp_program is not None:
+            bwrap += ["--seccomp", str(SECCOMP_FD)]
+        return [*bwrap, "--json-status-fd", str(STATUS_FD), "--", *command]
 
-    def _argv(
-        self,
-        command: list[str],
-        limits: Limits,
-        cgroup: RunCgroup | None,
-        status_fd: int,
-        cpu_s: float,
-        as_pid_1: bool = True,
-        seccomp_fd: int | None = None,
-    ) -> list[str]:
-        bwrap = self._bwrap_argv(command, limits, status_fd, as_pid_1, seccomp_fd=seccomp_fd)
-        # Launcher: join the cgroup (as root, before dropping privileges), set rlimits, exec.
-        lines = []
-        if cgroup is not None:
-            lines += [f"echo $$ > {shlex.quote(f)} || exit {LAUNCHER_FAILED_EXIT}" for f in cgroup.procs_files]
-        policy = SandboxPolicy.from_limits(limits, cpu_s=cpu_s)
-        ulimits = policy.ulimit_options(with_cgroup=cgroup is not None)
-        lines += [f"ulimit {u} || exit {LAUNCHER_FAILED_EXIT}" for u in ulimits]  # dash: one option per call
-        lines.append('exec "$@"')
-        return ["/bin/sh", "-c", "\n".join(lines), "arl-sandbox", *bwrap]
+    def _spawn(
+        self, spawner: _Spawner, command: list[str], limits: Limits, *, cpu_s: float | None = None, as_pid_1: bool
+    ) -> SpawnedTree:
+        """Start ``command`` in a bwrap sandbox under the policy of ``limits``: the one launch path of runs and
+        sessions.
 
-    # -- running -----------------------------------------------------------------------------------------
-    def _launch(
-        self, command: list[str], limits: Limits, stdin: bool, cpu_s: float | None = None, as_pid_1: bool = True
-    ) -> _BwrapProcess:
-        cgroup = self.cgroups.create(limits.memory_mb, limits.max_processes) if self.cgroups is not None else None
-        try:
-            return _BwrapProcess(
-                lambda fd, sfd: self._argv(
-                    command, limits, cgroup, fd, cpu_s or limits.cpu_time_s, as_pid_1, seccomp_fd=sfd
-                ),
-                cgroup,
-                stdin,
-                self.bwrap,
-                self.seccomp_program,
-            )
-        except BaseException:
-            if cgroup is not None:
-                cgroup.remove()
-            raise
+        ``spawner`` (in the cgroup the process must be born in, or none) forks it with the policy's rlimits and
+        drops to the host uid; bwrap gets the seccomp filter and its options through ``--args``.
+
+        Args:
+            spawner: The run's or session's spawner.
+            command: argv inside the sandbox.
+            limits: Its limits (memory and pids are the spawner's cgroup's, set by the caller).
+            cpu_s: Hard CPU seconds (default ``limits.cpu_time_s``; a session's whole budget).
+            as_pid_1: Run ``command`` as pid 1 of its pid namespace (runs) or under bwrap's reaper (sessions).
+
+        Raises:
+            OSError: the spawner is gone or could not start it.
+        """
+        rlimits = SandboxPolicy.from_limits(limits, cpu_s=cpu_s).rlimits(with_cgroup=spawner.cgroup is not None)
+        ids = (self.host_uid, self.host_gid) if self.is_root else None
+        argv = self._bwrap_argv(command, limits, as_pid_1)
+        return spawner.spawn_tree(argv, self.bwrap, rlimits, ids, self.seccomp_program)
 
     def _run(self, argv: list[str], files: dict[str, bytes], stdin: bytes, limits: Limits) -> ExecResult:
         start = time.monotonic()
@@ -466,41 +431,27 @@ class BwrapSandbox(Sandbox):
         oom_before = cgroup.oom_kills() if cgroup else 0
         hits_before = cgroup.memory_limit_hits() if cgroup else 0
         cpu_before = cgroup.cpu_time_s() if cgroup else None
-        with_seccomp = self.seccomp_program is not None
-        command = self._bwrap_argv(
-            argv, limits, SPAWN_STATUS_FD, as_pid_1=True, setpriv=False,
-            seccomp_fd=SPAWN_SECCOMP_FD if with_seccomp else None,
-        )  # fmt: skip
-        rlimits = SandboxPolicy.from_limits(limits).rlimits(with_cgroup=cgroup is not None)
-        pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
-        child_fds = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
-        if with_seccomp:
-            child_fds.append(bpf_fd(self.seccomp_program))
         try:
-            ids = (self.host_uid, self.host_gid) if self.is_root else None
-            pid = spawner.spawn(command, SPAWN_ENV, rlimits, child_fds, ids)
+            tree = self._spawn(spawner, argv, limits, as_pid_1=True)
         except OSError as exc:
-            for r, w in pipes:
-                os.close(r)
-                os.close(w)
-            if with_seccomp:
-                os.close(child_fds[-1])
             self._stop_spawner()
             return ExecResult(sandbox_error=f"could not start bwrap: {exc}", duration_s=time.monotonic() - start)
-        for fd in child_fds:
-            os.close(fd)
-        stdin_w, stdout_r, stderr_r, status_r = pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]
+        status_r = tree.status
         out, err = OutputBuffer(limits.max_output_bytes), OutputBuffer(limits.max_output_bytes)
         deadline = start + limits.wall_time_s
         status_text = b""
-        with os.fdopen(stdin_w, "wb") as fin, os.fdopen(stdout_r, "rb") as fout, os.fdopen(stderr_r, "rb") as ferr:
+        with (
+            os.fdopen(tree.stdin, "wb") as fin,
+            os.fdopen(tree.stdout, "rb") as fout,
+            os.fdopen(tree.stderr, "rb") as ferr,
+        ):
             finished = pump_pipes(fout, ferr, fin, stdin, out, err, deadline)
             if finished:  # outputs closed; bwrap closes the status pipe when it exits (right after the command)
                 finished, status_text = _read_until_eof(status_r, deadline)
             if not finished:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, 9)
-            self._kill_run_leftovers(spawner)
+                    os.killpg(tree.pid, 9)
+            spawner.kill_children()
             if not finished:
                 _, status_text = _read_until_eof(status_r, time.monotonic() + REAP_TIMEOUT_S)
         os.close(status_r)
@@ -545,12 +496,6 @@ class BwrapSandbox(Sandbox):
             self._spawner_limits = (limits.memory_mb, limits.max_processes)
         return self._spawner
 
-    def _kill_run_leftovers(self, spawner: _Spawner) -> None:
-        """SIGKILL every process of the finished run still in the sandbox's cgroup (all but the spawner)."""
-        cgroup = spawner.cgroup
-        if cgroup is not None:
-            kill_until_gone(lambda: cgroup.pids() - {spawner.pid}, REAP_TIMEOUT_S)
-
     def _stop_spawner(self) -> None:
         spawner, self._spawner = self._spawner, None
         if spawner is not None:
@@ -559,8 +504,27 @@ class BwrapSandbox(Sandbox):
                 spawner.cgroup.release()
 
     def _start_session_process(self, argv: list[str], limits: Limits, cpu_budget_s: float) -> SessionProcess:
-        # A long-lived interpreter keeps bwrap's reaper as pid 1, so orphans of the cell's children are reaped.
-        return self._launch(argv, limits, stdin=True, cpu_s=cpu_budget_s, as_pid_1=False)
+        """Start the interpreter exactly as a run starts (:meth:`_spawn`), by a spawner of its own from the pool
+        (a cgroup of its own, with the session's limits) that lives as long as it does. A long-lived interpreter
+        keeps bwrap's reaper as pid 1, so orphans of the cell's children are reaped.
+
+        Raises:
+            RuntimeError: no spawner could be started, or it could not start bwrap.
+        """
+        try:
+            spawner = spawner_pool.take(
+                self.cgroups, limits.memory_mb + SPAWNER_MEMORY_MB, limits.max_processes + SPAWNER_PIDS
+            )
+        except OSError as exc:
+            raise RuntimeError(f"could not start the sandbox: {exc}") from exc
+        try:
+            tree = self._spawn(spawner, argv, limits, cpu_s=cpu_budget_s, as_pid_1=False)
+        except BaseException as exc:
+            _discard(spawner)
+            if isinstance(exc, OSError):
+                raise RuntimeError(f"could not start bwrap: {exc}") from exc
+            raise
+        return _BwrapProcess(spawner, tree)
 
     def _close(self) -> None:
         self._stop_spawner()

@@ -194,24 +194,27 @@ class DockerSandbox(Sandbox):
         if limits.network != self.limits.network:
             raise ValueError("Limits.network is fixed per DockerSandbox (pass it in the constructor's limits)")
         if (limits.memory_mb, limits.max_processes) != (container.memory_mb, container.max_processes):
-            self.client.api.update_container(
-                container.id,
-                mem_limit=f"{limits.memory_mb}m",
-                memswap_limit=f"{limits.memory_mb}m",
+            options = SandboxPolicy.from_limits(limits).docker_options(PID_RESERVE)
+            api = self.client.api
+            api.update_container(
+                container.id, mem_limit=options["mem_limit"], memswap_limit=options["memswap_limit"]
             )
+            container.memory_mb = limits.memory_mb  # recorded as soon as the daemon took it
             # pids limit: `docker update --pids-limit` needs API >= 1.40 (update_container has no argument for it).
-            # A daemon that refuses it would leave the container's old pids limit in force: fail loudly.
+            # A daemon that refuses it would leave the container's old pids limit in force: fail loudly. The raw
+            # POST returns the daemon's error as a response, not an exception: check its status.
             try:
-                self.client.api._post_json(  # noqa: SLF001
-                    self.client.api._url("/containers/{0}/update", container.id),
-                    data={"PidsLimit": limits.max_processes + PID_RESERVE},
+                response = api._post_json(  # noqa: SLF001
+                    api._url("/containers/{0}/update", container.id),  # noqa: SLF001
+                    data={"PidsLimit": options["pids_limit"]},
                 )
+                api._raise_for_status(response)  # noqa: SLF001
             except Exception as exc:
                 raise SandboxUnavailable(
                     f"the Docker daemon refused to update the pids limit to {limits.max_processes} ({exc}); "
                     "pass these limits in the DockerSandbox constructor instead (Docker API >= 1.40 needed)"
                 ) from exc
-            container.memory_mb, container.max_processes = limits.memory_mb, limits.max_processes
+            container.max_processes = limits.max_processes
 
     # -- files ---------------------------------------------------------------------------------------------
     def _write_files(self, files: dict[str, bytes]) -> None:

@@ -2,9 +2,9 @@
 
 The per-process limits (CPU seconds, file size, open files, no core dumps; processes and address space where no
 cgroup counts them), the environment a sandboxed program sees, and the sizes of its writable mounts are decided
-here once: bwrap renders them as rlimits set by its spawner or ``ulimit`` lines of its session launcher,
-Docker as the environment of the wrapper script that runs every command (plus container options for memory and
-pids, which both backends take from ``Limits`` directly).
+here once: bwrap renders them as rlimits its spawner sets on every run and session it starts, Docker as the
+environment of the wrapper script that runs every command (plus container options for memory and pids, which both
+backends take from ``Limits`` directly).
 """
 
 from __future__ import annotations
@@ -87,18 +87,6 @@ class SandboxPolicy:
                 (resource.RLIMIT_AS, (self.memory_mb + RLIMIT_AS_SLACK_MB) * MIB),
             ]
         return values
-
-    def ulimit_options(self, *, with_cgroup: bool) -> list[str]:
-        """The same limits as :meth:`rlimits`, as POSIX-shell ``ulimit`` options (one per call for dash)."""
-        flags = {
-            resource.RLIMIT_CPU: ("-t", 1),
-            resource.RLIMIT_FSIZE: ("-f", ULIMIT_BLOCK_BYTES),
-            resource.RLIMIT_NOFILE: ("-n", 1),
-            resource.RLIMIT_CORE: ("-c", 1),
-            resource.RLIMIT_NPROC: ("-p", 1),
-            resource.RLIMIT_AS: ("-v", 1024),
-        }
-        return [f"{flags[res][0]} {value // flags[res][1]}" for res, value in self.rlimits(with_cgroup=with_cgroup)]
 
     def docker_options(self, pid_reserve: int) -> dict[str, object]:
         """The container options of this policy (``create_host_config`` keyword arguments): network, read-only

@@ -51,6 +51,25 @@ def test_per_run_memory_limit_is_applied(docker_sandbox) -> None:
         docker_sandbox.run("true", limits=docker_sandbox.limits.replace(network=True))
 
 
+def test_refused_pids_limit_update_is_reported_not_silent(docker_sandbox) -> None:
+    """A per-run pids limit the real daemon refuses (above int64: its JSON decoder rejects the update with an
+    error status) is a ``sandbox_error`` of the run and a ``SandboxUnavailable`` of a session, never a run under
+    the container's old limit; the memory limit changed in the same update is restored by the next run."""
+    api = docker_sandbox.client.api
+    container = docker_sandbox._container  # noqa: SLF001
+    host = api.inspect_container(container.id)["HostConfig"]
+    refused = Limits(wall_time_s=10, memory_mb=128, max_processes=2**63)
+    result = docker_sandbox.run("echo ran", limits=refused)
+    assert result.sandbox_error and "refused to update the pids limit" in result.sandbox_error, result
+    assert result.stdout == "" and not result.ok
+    assert api.inspect_container(container.id)["HostConfig"]["PidsLimit"] == host["PidsLimit"]
+    with pytest.raises(SandboxUnavailable, match="refused to update the pids limit"):
+        docker_sandbox.open_session(limits=refused)
+    assert docker_sandbox.run("echo ok").stdout == "ok\n"  # the sandbox's own limits again
+    after = api.inspect_container(container.id)["HostConfig"]
+    assert (after["Memory"], after["PidsLimit"]) == (host["Memory"], host["PidsLimit"])
+
+
 def test_pool_recycles_wiped_containers() -> None:
     from arl_envs.sandbox.docker import DockerSandbox, _pools
 
