@@ -641,8 +641,12 @@ def test_prestarted_session_starts_clean(sandbox_factory, variant, request) -> N
         with sb.open_session() as first:
             cell = (f"secret = '{marker}'\nimport subprocess\nopen('/work/{marker}', 'w').write('x')\n"
                     f"open('/tmp/{marker}', 'w').write('x')\n"
-                    f"subprocess.Popen(['/bin/sh', '-c', 'exec -a {marker} sleep 600'])\n")  # fmt: skip
-            assert first.run(cell).ok
+                    "import sys, time\n"
+                    f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{marker}'])\n"
+                    "time.sleep(0.3)\nprint(p.poll(), open(f'/proc/{p.pid}/cmdline').read().split(chr(0))[-2])\n")  # fmt: skip
+            started = first.run(cell)
+            # The marker process really ran (so the survivors check below can fail): alive, with the marker argv.
+            assert started.ok and started.stdout == f"None {marker}\n", started
         sb.write_files({"episode2.txt": "new"})  # after close, before reset: must be gone too
         sb.reset()
         with sb.open_session() as session:
