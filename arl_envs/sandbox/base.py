@@ -86,6 +86,9 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+        for name in ("max_processes", "max_output_bytes"):  # counts: a fraction has no meaning (pids, bytes)
+            if not isinstance(getattr(self, name), int):
+                raise ValueError(f"Limits.{name} must be a whole number, got {getattr(self, name)!r}")
         if not isinstance(self.network, bool):
             raise ValueError(f"Limits.network must be a bool, got {self.network!r}")
 

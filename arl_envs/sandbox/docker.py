@@ -223,7 +223,7 @@ class DockerSandbox(Sandbox):
             raise OSError(f"writing files into the container failed: {result.describe()} {result.stderr[-500:]}")
 
     def _read_file(self, path: str, max_bytes: int) -> bytes | None:
-        limits = self.limits.replace(max_output_bytes=max(1, max_bytes))
+        limits = self.limits.replace(max_output_bytes=max(1, int(max_bytes)))
         probe = f'[ -f "$1" ] && [ ! -L "$1" ] && head -c {int(max_bytes)} -- "$1"'
         result = self._run_bytes(["/bin/sh", "-c", probe, "sh", path], {}, b"", limits)
         if result is None or result[0].exit_code != 0:

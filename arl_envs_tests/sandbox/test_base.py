@@ -19,7 +19,8 @@ from arl_envs.sandbox.base import (
 
 @pytest.mark.parametrize(
     "field,value",
-    [("wall_time_s", 0), ("cpu_time_s", -1), ("memory_mb", True), ("max_processes", "8"), ("max_output_bytes", None)],
+    [("wall_time_s", 0), ("cpu_time_s", -1), ("memory_mb", True), ("max_processes", "8"), ("max_output_bytes", None),
+     ("max_processes", 7.5), ("max_output_bytes", 1e6)],
 )
 def test_limits_reject_bad_values(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
