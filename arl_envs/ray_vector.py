@@ -2,7 +2,9 @@
 
 Each actor (:class:`EnvWorker`) builds ``envs_per_actor`` sub-envs with ``gym.make`` *inside* the actor process, so
 sandboxes, browsers and retrievers start where the env runs and nothing heavy crosses the wire: a step ships the
-actions there and the ``(obs, reward, terminated, truncated, info)`` tuples back (one Ray call per actor and step).
+actions there and the ``(obs, reward, terminated, truncated, info)`` tuples back (one call per actor and step: a
+Ray actor call carrying one pickled ``bytes`` each way, or with ``transport="socket"`` one message each way over a
+direct, authenticated TCP connection to the actor, for a sub-millisecond hop).
 The driver keeps all vector state (autoreset flags, seeds, episode counters) and merges infos with Gymnasium's own
 ``VectorEnv._add_info``, so observations, rewards, flags and infos equal :class:`gymnasium.vector.SyncVectorEnv`'s
 for the same seeds and actions (tested across episode boundaries for math, code, search, web and multi-agent ids).
@@ -66,8 +68,8 @@ CONNECT_TIMEOUT_S = 30.0
 #: While waiting on step sockets, ask Ray every this many seconds whether a silent actor is still alive (a lost
 #: node may leave its TCP connection open without a reset).
 LIVENESS_CHECK_S = 5.0
-#: Ways the driver talks to its actors per call (see :class:`RayVectorEnv`).
-TRANSPORTS = ("socket", "ray")
+#: Ways the driver talks to its actors per call (see :class:`RayVectorEnv`); the first is the default.
+TRANSPORTS = ("ray", "socket")
 #: The worker methods a packed call may name.
 _WORKER_CALLS = frozenset({"reset", "step", "call", "set_attr", "counters", "close", "spaces"})
 #: The packed ``close`` call: after answering it, :meth:`EnvWorker.serve` returns.
@@ -119,6 +121,7 @@ class EnvWorker:
         self.envs = [gym.make(env_id, **kwargs) for _ in range(n_envs)]
         self.resets = [0] * n_envs
         self.steps = [0] * n_envs
+        self.busy_s = 0.0  # seconds inside packed calls (rpc), for utilisation and the hop benchmark
 
     def spaces(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
         """``(observation_space, action_space, metadata, render_mode)`` of the first env (all must agree)."""
@@ -181,10 +184,10 @@ class EnvWorker:
             env.set_wrapper_attr(name, value)
 
     def counters(self) -> dict[str, list[int]]:
-        """``{"resets": [...], "steps": [...], "pid": [...]}``: calls per env since this worker was built."""
-        import os
-
-        return {"resets": list(self.resets), "steps": list(self.steps), "pid": [os.getpid()] * len(self.envs)}
+        """``{"resets": [...], "steps": [...], "pid": [...], "busy_s": s}``: calls per env since this worker was
+        built, its process id, and the seconds it spent inside calls (unpacking, env work, packing)."""
+        return {"resets": list(self.resets), "steps": list(self.steps), "pid": [os.getpid()] * len(self.envs),
+                "busy_s": self.busy_s}
 
     def close(self) -> None:
         """Close every env (sandboxes, browsers, retriever clients)."""
@@ -199,6 +202,7 @@ class EnvWorker:
         to the driver, which raises it (a dead actor is the transport's error instead). One ``bytes`` each way
         is cheaper for Ray than nested lists of dicts (one buffer, no per-object serializer hooks).
         """
+        start = time.perf_counter()
         try:
             name, args = pickle.loads(message)
             if name not in _WORKER_CALLS:
@@ -211,6 +215,8 @@ class EnvWorker:
         except Exception as exc:  # noqa: BLE001 - an unpicklable result or exception
             return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc} (packing {reply[1]!r:.200})")),
                                 protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            self.busy_s += time.perf_counter() - start
 
     def listen(self, host: str | None = None) -> tuple[str, int]:
         """Open a TCP listener for :meth:`serve` on ``host`` (default: this node's IP, as Ray knows it).
@@ -385,12 +391,24 @@ class RayVectorEnv(gym.vector.VectorEnv):
             :data:`DEFAULT_RETRIEVER_CPUS`).
         max_restarts: Replacements allowed per actor slot before :class:`ActorRestartsExhausted` is raised.
         copy: Return a deep copy of the observations (as ``SyncVectorEnv(copy=True)``).
+        transport: How each call (step, reset, ...) reaches the actors. ``"ray"`` (default): an actor method call
+            through Ray, one packed ``bytes`` each way. ``"socket"``: Ray still places, starts, watches and
+            replaces the actors, but the calls travel over one TCP connection per actor (to the actor's node IP,
+            an ephemeral port; :mod:`multiprocessing.connection` framing, HMAC-authenticated in both directions
+            with a per-vector-env random key sent through Ray), answered on the actor's own thread. It skips Ray's
+            per-call task machinery: ~0.1-0.8 ms per batched step instead of ~1-3 ms on a 2-core machine (see
+            ``benchmarks/RESULTS.md``). It needs the driver to reach the actors' nodes on any port (not through
+            Ray Client). A death shows as the socket closing (the process is gone) or, for a silent peer, Ray
+            reporting the actor dead within :data:`LIVENESS_CHECK_S`; a step sent just after ``ray.kill``
+            may still be answered by the dying actor (its death then shows on the next call), where Ray's own
+            calls fail at once.
         **env_kwargs: Constructor kwargs for every sub-env.
 
     Raises:
         DependencyNotInstalled: Ray is not installed (``pip install 'arl-envs[ray]'``).
-        ValueError: ``num_envs`` or ``envs_per_actor`` < 1, or ``shared_retriever``
+        ValueError: ``num_envs`` or ``envs_per_actor`` < 1, an unknown ``transport``, or ``shared_retriever``
             with a non-search id.
+        ConnectionError: ``transport="socket"`` and an actor's port cannot be reached (use ``"ray"``).
         RuntimeError: Actors disagree on spaces. Env construction errors inside an actor are re-raised
             (as Ray's ``RayActorError`` carrying the cause).
 
@@ -415,7 +433,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         retriever_options: dict[str, Any] | None = None,
         max_restarts: int = DEFAULT_MAX_RESTARTS,
         copy: bool = True,
-        transport: str = "socket",
+        transport: str = "ray",
         **env_kwargs: Any,
     ) -> None:
         ray = import_ray()
@@ -957,6 +975,12 @@ class RayVectorEnv(gym.vector.VectorEnv):
         out["expected_resets"] = self._worker_resets.copy()
         out["expected_steps"] = self._worker_steps.copy()
         return out
+
+    def actor_busy_s(self) -> np.ndarray:
+        """Seconds each live actor spent inside its calls since it was built (``float64[num_actors]``): unpacking
+        the call, the env work, packing the answer. Wall time of a step minus this is what the hop costs."""
+        rows = self._call_all("counters", [()] * len(self._actors))
+        return np.asarray([r["busy_s"] for r in rows], dtype=np.float64)
 
     @property
     def actors(self) -> list[Any]:
