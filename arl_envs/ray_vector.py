@@ -40,6 +40,7 @@ import os
 import pickle
 import socket
 import time
+import warnings
 from collections.abc import Sequence
 from copy import deepcopy
 from typing import Any
@@ -71,7 +72,7 @@ LIVENESS_CHECK_S = 5.0
 #: Ways the driver talks to its actors per call (see :class:`RayVectorEnv`); the first is the default.
 TRANSPORTS = ("ray", "socket")
 #: The worker methods a packed call may name.
-_WORKER_CALLS = frozenset({"reset", "step", "call", "set_attr", "counters", "close", "spaces"})
+_WORKER_CALLS = frozenset({"reset", "step", "step_same", "call", "set_attr", "counters", "close", "spaces"})
 #: The packed ``close`` call: after answering it, :meth:`EnvWorker.serve` returns.
 _CLOSE_MESSAGE = pickle.dumps(("close", ()), protocol=pickle.HIGHEST_PROTOCOL)
 #: Entry points of the search envs a shared retriever can serve.
@@ -168,6 +169,30 @@ class EnvWorker:
             else:
                 out.append(env.step(action))
                 self.steps[j] += 1
+        return out
+
+    def step_same(self, actions: Sequence[Any], seeds: Sequence[int | None]) -> list[tuple[Any, ...]]:
+        """One vector step with same-step autoreset (Gymnasium's ``AutoresetMode.SAME_STEP``): an env whose step
+        ends its episode is reset at once (``seeds[j]``, None: its own generator).
+
+        Returns:
+            Per env ``(obs, reward, terminated, truncated, info, final)``; ``final`` is None, or, for an env that
+            was reset, ``(final_obs, final_info)`` of the step that ended the episode (``obs``/``info`` are then
+            the reset's).
+        """
+        prepare = getattr(type(self.envs[0].unwrapped), "prepare_batch", None)
+        if prepare is not None:
+            prepare([env.unwrapped for env in self.envs], list(actions))
+        out: list[tuple[Any, ...]] = []
+        for j, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
+            obs, reward, terminated, truncated, info = env.step(action)
+            self.steps[j] += 1
+            final = None
+            if terminated or truncated:
+                final = (obs, info)
+                obs, info = env.reset(seed=seeds[j])
+                self.resets[j] += 1
+            out.append((obs, reward, terminated, truncated, info, final))
         return out
 
     def call(self, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
@@ -370,8 +395,10 @@ class RayVectorEnv(gym.vector.VectorEnv):
 
     Sub-env ``i`` lives in actor ``i // envs_per_actor``. ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i``
     (a list gives one seed per sub-env); autoreset is Gymnasium's default (next-step: the step after a finished
-    one resets that sub-env and returns reward 0 and False flags), exactly as :class:`gymnasium.vector.SyncVectorEnv`
-    (its ``same_step``/``disabled`` modes are not offered here). Observations come back as a ``tuple[str, ...]``
+    one resets that sub-env and returns reward 0 and False flags), exactly as :class:`gymnasium.vector.SyncVectorEnv`;
+    ``autoreset_mode="same_step"`` resets a finished sub-env in the step that ended it, with ``info["final_obs"]``
+    and ``info["final_info"]``, as ``SyncVectorEnv(autoreset_mode=AutoresetMode.SAME_STEP)`` (``disabled`` is not
+    offered). Observations come back as a ``tuple[str, ...]``
     (``num_envs`` entries), rewards as ``float64[num_envs]``, flags as ``bool[num_envs]``, infos as Gymnasium's
     dict of arrays with ``_key`` masks.
 
@@ -391,6 +418,9 @@ class RayVectorEnv(gym.vector.VectorEnv):
             :data:`DEFAULT_RETRIEVER_CPUS`).
         max_restarts: Replacements allowed per actor slot before :class:`ActorRestartsExhausted` is raised.
         copy: Return a deep copy of the observations (as ``SyncVectorEnv(copy=True)``).
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP`` (or their strings). With same-step,
+            a sub-env cut by a dead actor ends truncated in that step and is reset on the replacement at once:
+            ``final_info["env_error"]`` says why (also copied into that step's ``info["env_error"]``).
         transport: How each call (step, reset, ...) reaches the actors. ``"ray"`` (default): an actor method call
             through Ray, one packed ``bytes`` each way. ``"socket"``: Ray still places, starts, watches and
             replaces the actors, but the calls travel over one TCP connection per actor (to the actor's node IP,
@@ -434,6 +464,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         max_restarts: int = DEFAULT_MAX_RESTARTS,
         copy: bool = True,
         transport: str = "ray",
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **env_kwargs: Any,
     ) -> None:
         ray = import_ray()
@@ -447,6 +478,11 @@ class RayVectorEnv(gym.vector.VectorEnv):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
         self.transport = transport
+        from arl_envs.vector import as_autoreset_mode
+
+        autoreset_mode = as_autoreset_mode(autoreset_mode)
+        if autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"autoreset_mode must be next_step or same_step, got {autoreset_mode}")
         self._authkey = os.urandom(32)
         self._ray = ray
         if not ray.is_initialized():
@@ -457,7 +493,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         self.env_kwargs = dict(env_kwargs)
         self.num_envs = num_envs
         self.envs_per_actor = envs_per_actor
-        self.autoreset_mode = AutoresetMode.NEXT_STEP
+        self.autoreset_mode = autoreset_mode
         self.copy = copy
         self.max_restarts = max_restarts
         self.actor_options = {"num_cpus": DEFAULT_ACTOR_CPUS, **(actor_options or {}),
@@ -467,6 +503,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         self._actor_of = np.repeat(np.arange(len(self._slices)), [len(s) for s in self._slices])
 
         self._retrievers: list[Any] = []
+        self._retriever_nodes: set[str] = set()  # nodes given a retriever service by this vector env
         self._retriever_name: str | None = None
         if shared_retriever:
             import arl_envs  # noqa: F401 - the id table, to read the search env's defaults
@@ -521,16 +558,21 @@ class RayVectorEnv(gym.vector.VectorEnv):
         ray = self._ray
         digest = hashlib.sha1(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
         self._retriever_name = f"arl-retriever-{digest}"
+        self._retriever_config, self._retriever_options = config, options
         service = ray.remote(RetrieverService)
         opts = {"num_cpus": DEFAULT_RETRIEVER_CPUS, **(options or {})}
+        new = []
         for node in ray.nodes():
-            if not node.get("Alive") or node.get("Resources", {}).get("CPU", 0) <= 0:
+            if (not node.get("Alive") or node.get("Resources", {}).get("CPU", 0) <= 0
+                    or node["NodeID"] in self._retriever_nodes):
                 continue
-            self._retrievers.append(service.options(
+            new.append(service.options(
                 name=_service_name(self._retriever_name, node["NodeID"]), get_if_exists=True,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False), **opts,
             ).remote(config))
-        ray.get([r.url.remote() for r in self._retrievers])  # built and listening before any env asks
+            self._retriever_nodes.add(node["NodeID"])
+        self._retrievers.extend(new)
+        ray.get([r.url.remote() for r in new])  # built and listening before any env asks
 
     def _open_links(self, ks: Sequence[int]) -> None:
         """Connect to the step sockets of actors ``ks`` (``transport="socket"``); see :meth:`EnvWorker.serve`.
@@ -575,6 +617,11 @@ class RayVectorEnv(gym.vector.VectorEnv):
             self._close_link(k)
             with contextlib.suppress(Exception):  # already gone is fine
                 self._ray.kill(self._actors[k], no_restart=True)
+            if self._retriever_name is not None:  # nodes that joined since: give them a service first
+                try:
+                    self._start_retrievers(self._retriever_config, self._retriever_options)
+                except Exception as exc:  # noqa: BLE001 - without one, the new actor's envs use their own index
+                    warnings.warn(f"could not start a shared retriever on a new node: {exc}", stacklevel=2)
             self._actors[k] = self._new_actor(k)
             self.actor_restarts[k] += 1
             for i in self._slices[k]:
@@ -826,10 +873,15 @@ class RayVectorEnv(gym.vector.VectorEnv):
         actions = list(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
-        reset_first = self._autoreset_envs.copy()
-        calls = [self._submit(k, "step", [actions[i] for i in idx], [bool(reset_first[i]) for i in idx],
-                              [self._reset_seeds[i] for i in idx])
-                 for k, idx in enumerate(self._slices)]
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            reset_first = np.zeros(self.num_envs, dtype=np.bool_)
+            calls = [self._submit(k, "step_same", [actions[i] for i in idx], [self._reset_seeds[i] for i in idx])
+                     for k, idx in enumerate(self._slices)]
+        else:
+            reset_first = self._autoreset_envs.copy()
+            calls = [self._submit(k, "step", [actions[i] for i in idx], [bool(reset_first[i]) for i in idx],
+                                  [self._reset_seeds[i] for i in idx])
+                     for k, idx in enumerate(self._slices)]
         self._pending = _Pending("step", calls, reset_first)
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -871,10 +923,14 @@ class RayVectorEnv(gym.vector.VectorEnv):
                     self._record_reset(i, res[j][4], self._reset_seeds[i])
                 else:
                     self._worker_steps[i] += 1
+                    if len(res[j]) > 5 and res[j][5] is not None:  # same-step autoreset: reset in this step
+                        self._record_reset(i, res[j][4], self._reset_seeds[i])
         infos: dict[str, Any] = {}
         for i, entry in enumerate(per_env):
             assert entry is not None
-            self._env_obs[i], rewards[i], terms[i], truncs[i], env_info = entry
+            self._env_obs[i], rewards[i], terms[i], truncs[i], env_info = entry[:5]
+            if len(entry) > 5 and entry[5] is not None:  # as SyncVectorEnv(autoreset_mode=SAME_STEP)
+                infos = self._add_info(infos, {"final_obs": entry[5][0], "final_info": entry[5][1]}, i)
             infos = self._add_info(infos, env_info, i)
             self._last_info[i] = env_info
         self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
@@ -892,6 +948,9 @@ class RayVectorEnv(gym.vector.VectorEnv):
                    f"and the next step resets this sub-env")
         for i in self._slices[k]:
             self._reset_seeds[i] = self._restart_seed(i)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            self._recover_same_step(k, message, per_env)
+            return
         to_reset = [i for i in self._slices[k] if reset_first[i]]
         if to_reset:  # no episode was in progress: reset on the new actor now, as the step would have
             seeds = list(self._reset_seeds)
@@ -907,11 +966,29 @@ class RayVectorEnv(gym.vector.VectorEnv):
         for i in self._slices[k]:
             if per_env[i] is not None:
                 continue
-            last = self._last_info[i]
-            info = {"task_id": last.get("task_id"), "turn": int(last.get("turn", 0)) + 1, "reward_components": {},
-                    "action_error": None, "tool_calls": [], "success": False, "env_error": message}
+            info = self._cut_info(i, message)
             self._env_errors[i] += 1
             per_env[i] = (self._env_obs[i], 0.0, False, True, info)
+
+    def _cut_info(self, i: int, message: str) -> dict[str, Any]:
+        last = self._last_info[i]
+        return {"task_id": last.get("task_id"), "turn": int(last.get("turn", 0)) + 1, "reward_components": {},
+                "action_error": None, "tool_calls": [], "success": False, "env_error": message}
+
+    def _recover_same_step(self, k: int, message: str, per_env: list[Any]) -> None:
+        """Same-step autoreset: every sub-env of the dead actor ``k`` was mid-episode; each ends truncated (its
+        ``final_obs`` the last observation, ``final_info`` saying ``env_error``) and is reset on the new actor in
+        this same step (``info`` is the reset's, with ``env_error`` added so the cut shows at the top level)."""
+        seeds = list(self._reset_seeds)
+        mask = np.zeros(self.num_envs, dtype=np.bool_)
+        mask[self._slices[k]] = True
+        res = self._reset_until_alive(k, self._collect([self._reset_call(k, seeds, None, mask)])[0], seeds, None, mask)
+        for j, i in enumerate(self._slices[k]):
+            obs, info = res[j]
+            final = (self._env_obs[i], self._cut_info(i, message))
+            self._env_errors[i] += 1
+            self._record_reset(i, info, seeds[i])
+            per_env[i] = (obs, 0.0, False, True, {**info, "env_error": message}, final)
 
     # ------------------------------------------------------------------ helpers
     def _check_idle(self) -> None:
