@@ -4,7 +4,7 @@ Usage::
 
     pip install 'arl-envs[ray]'
     python benchmarks/ray_scaling.py [--env arl/math.arithmetic-v0] [--num-envs 64] [--steps 100] [--actors 1 2 4 8]
-                                     [--rpc-actors 1]
+                                     [--rpc-actors 1 8]
 
 Every configuration steps ``--num-envs`` sub-envs of ``--env`` with the same fixed action, a reply without a
 ``\\boxed{}`` answer: the math env's malformed-action path (observation, ``format`` penalty), and every
@@ -13,11 +13,11 @@ well-formed *wrong* answer would spend ~6 ms per step in math-verify's symbolic 
 not the vector env.) Configurations:
 
 * ``sync``: :class:`gymnasium.vector.SyncVectorEnv` in this process (the reference);
-* ``ray xA``: :class:`arl_envs.ray_vector.RayVectorEnv` with ``A`` actors of ``num_envs / A`` envs each and its
-  default ``transport="socket"`` (one authenticated TCP connection per actor carries the steps); every actor
-  reserves a share of the CPUs so that all configurations' actors exist at once;
-* ``ray-rpc xA`` (``--rpc-actors``): the same with ``transport="ray"`` (every step an actor method call through
-  Ray);
+* ``ray socket xA``: :class:`arl_envs.ray_vector.RayVectorEnv` with ``A`` actors of ``num_envs / A`` envs each and
+  ``transport="socket"`` (one authenticated TCP connection per actor carries the calls); every actor reserves a
+  share of the CPUs so that all configurations' actors exist at once;
+* ``ray rpc xA`` (``--rpc-actors``): the same with the default ``transport="ray"`` (every call an actor method call
+  through Ray, one packed ``bytes`` each way);
 * ``no-op hop``: one actor method that returns its argument (``num_envs`` action strings), to show Ray's own
   round trip.
 
@@ -26,8 +26,11 @@ from other processes hits every configuration alike. Reported: ms per batched st
 ``--repeats`` timed blocks of ``--steps`` steps after warm-up (best-of is what ``timeit`` reports: the least
 disturbed block); env steps/s (``num_envs`` / median); the ratio to sync (medians); and the Ray hop overhead =
 ``ray x1`` minus ``sync`` per batched step (same envs, same work, one actor: what the hop adds per batched step per
-actor), as the median over rounds of the difference of the two blocks timed back to back in that round (load
-drifts cancel), and as best minus best. Prints a markdown block for ``benchmarks/RESULTS.md``.
+actor, for ``x1`` of each transport), as the median over rounds of the difference of the two blocks timed back to back in that round (load
+drifts cancel), and as best minus best; and measured directly for each ``x1``: step wall time minus the seconds
+the actor spent inside its call (``RayVectorEnv.actor_busy_s``: unpacking, env work, packing) minus the driver's
+merge of the answers (``_finish_step``, the same Gymnasium ``_add_info`` work the sync env does). Prints a markdown
+block for ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2, 4, 8])
-    parser.add_argument("--rpc-actors", type=int, nargs="*", default=[1], help="actor counts for transport='ray'")
+    parser.add_argument("--rpc-actors", type=int, nargs="*", default=[1, 8], help="actor counts for transport='ray'")
     args = parser.parse_args()
 
     import ray
@@ -111,7 +114,7 @@ def main() -> None:
 
     configs: dict[str, Any] = {"sync (1 process)": arl_envs.make_vec(args.env, n)}
     share = cpus / (sum(args.actors) + sum(args.rpc_actors))
-    for transport, label, counts in (("socket", "ray", args.actors), ("ray", "ray-rpc", args.rpc_actors)):
+    for transport, label, counts in (("socket", "ray socket", args.actors), ("ray", "ray rpc", args.rpc_actors)):
         for a in counts:
             configs[f"{label} x{a} ({-(-n // a)} envs/actor)"] = arl_envs.make_vec(
                 args.env, n, mode="ray", envs_per_actor=-(-n // a), actor_options={"num_cpus": share},
@@ -147,7 +150,7 @@ def main() -> None:
         print(f"| {name} | {med[name] * 1e3:.2f} | {best[name] * 1e3:.2f} | {n / med[name]:.0f} | "
               f"{t_sync / med[name]:.2f}x |")
     print()
-    for label in ("ray", "ray-rpc"):
+    for label in ("ray socket", "ray rpc"):
         name = next((x for x in names if x.startswith(f"{label} x1 ")), None)
         if name is None:
             continue
