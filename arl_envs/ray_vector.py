@@ -22,7 +22,9 @@ step is lost or applied twice.
 Shared retriever (``shared_retriever=True``, search ids): one :class:`RetrieverService` actor per node, pinned with
 ``NodeAffinitySchedulingStrategy``, runs the suite's Search-R1 HTTP server (:mod:`arl_envs.envs.search.server`) on
 that node's loopback; every search env on the node uses it as ``retriever="remote"``. The index is built once per
-node instead of once per env.
+node instead of once per env. Services are started on the nodes alive at construction and, before each replacement
+actor, on nodes that joined since (a node lost and replaced). An actor that lands on a node with no service (one
+the autoscaler adds *for* that actor, after the check) builds its envs' own index: same results, not shared.
 
 Source of the protocol: Gymnasium 1.x ``SyncVectorEnv``/``AsyncVectorEnv`` (``reset``/``step``,
 ``step_async``/``step_wait``, ``call``/``get_attr``/``set_attr``, the ``_key`` info masks, autoreset modes); Ray's
