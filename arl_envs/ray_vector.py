@@ -592,14 +592,17 @@ class RayVectorEnv(gym.vector.VectorEnv):
             self._serve_refs[k] = self._actors[k].serve.remote(self._authkey)
             try:
                 sock = socket.create_connection(tuple(address), timeout=CONNECT_TIMEOUT_S)
-            except OSError as exc:
+                sock.settimeout(None)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                link = Connection(sock.detach())
+                answer_challenge(link, self._authkey)
+                deliver_challenge(link, self._authkey)
+            except (OSError, EOFError) as exc:
+                done, _ = ray.wait([self._serve_refs[k]], timeout=CONNECT_TIMEOUT_S)
+                if done:  # it died after listening: a death like any other
+                    raise _ActorLost(f"env actor {k} died while connecting: {self._serve_outcome(done[0])}") from exc
                 raise ConnectionError(f"cannot reach env actor {k}'s step socket at {address[0]}:{address[1]} "
                                       f"({exc}); pass transport='ray' to step through Ray's own calls") from exc
-            sock.settimeout(None)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            link = Connection(sock.detach())
-            answer_challenge(link, self._authkey)
-            deliver_challenge(link, self._authkey)
             self._links[k] = link
 
     def _close_link(self, k: int) -> None:
@@ -635,7 +638,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
             try:
                 self._open_links([k])
                 return
-            except self._ray.exceptions.RayActorError as exc:
+            except (self._ray.exceptions.RayActorError, _ActorLost) as exc:
                 cause = exc
 
     def _restart_seed(self, i: int) -> int | None:
