@@ -428,12 +428,12 @@ class RayVectorEnv(gym.vector.VectorEnv):
             replaces the actors, but the calls travel over one TCP connection per actor (to the actor's node IP,
             an ephemeral port; :mod:`multiprocessing.connection` framing, HMAC-authenticated in both directions
             with a per-vector-env random key sent through Ray), answered on the actor's own thread. It skips Ray's
-            per-call task machinery: ~0.1-0.8 ms per batched step instead of ~1-3 ms on a 2-core machine (see
-            ``benchmarks/RESULTS.md``). It needs the driver to reach the actors' nodes on any port (not through
+            per-call task machinery: a hop of ~0.6 ms per batched step instead of ~2-3 ms on a loaded 2-core
+            machine (``benchmarks/RESULTS.md``). It needs the driver to reach the actors' nodes on any port (not through
             Ray Client). A death shows as the socket closing (the process is gone) or, for a silent peer, Ray
-            reporting the actor dead within :data:`LIVENESS_CHECK_S`; a step sent just after ``ray.kill``
-            may still be answered by the dying actor (its death then shows on the next call), where Ray's own
-            calls fail at once.
+            reporting the actor dead within :data:`LIVENESS_CHECK_S`. A step sent right after ``ray.kill`` may be
+            answered by the dying actor (its death then shows on the next call, nothing lost) with either
+            transport, far more often with the socket (``benchmarks/ray_kill_race.py``).
         **env_kwargs: Constructor kwargs for every sub-env.
 
     Raises:
@@ -442,7 +442,8 @@ class RayVectorEnv(gym.vector.VectorEnv):
             with a non-search id.
         ConnectionError: ``transport="socket"`` and an actor's port cannot be reached (use ``"ray"``).
         RuntimeError: Actors disagree on spaces. Env construction errors inside an actor are re-raised
-            (as Ray's ``RayActorError`` carrying the cause).
+            (as Ray's ``RayActorError`` carrying the cause); what a sub-env raises in a later call (step, reset,
+            ``call``) is re-raised by that call on the driver as is.
 
     Example::
 
