@@ -16,6 +16,22 @@ import gymnasium as gym
 VECTOR_MODES = ("sync", "async", "ray")
 
 
+def as_autoreset_mode(value: Any) -> gym.vector.AutoresetMode:
+    """A :class:`gymnasium.vector.AutoresetMode` from itself, its value (``"SameStep"``) or its name in any case
+    (``"same_step"``, ``"SAME_STEP"``).
+
+    Raises:
+        ValueError: Not a mode.
+    """
+    modes = gym.vector.AutoresetMode
+    if isinstance(value, modes):
+        return value
+    for mode in modes:
+        if isinstance(value, str) and value.lower() in (mode.value.lower(), mode.name.lower()):
+            return mode
+    raise ValueError(f"autoreset_mode must be one of {[m.name.lower() for m in modes]}, got {value!r}")
+
+
 class BatchSyncVectorEnv(gym.vector.SyncVectorEnv):
     """``SyncVectorEnv`` that lets sub-envs prepare a batch before it is stepped in turn.
 
@@ -39,7 +55,8 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
         mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"``
             (one subprocess per env, pickled text over pipes, no shared memory) or ``"ray"`` (Ray actors; also takes ``envs_per_actor``, ``actor_options``,
             ``shared_retriever``... see :class:`~arl_envs.ray_vector.RayVectorEnv`).
-        **kwargs: Constructor kwargs for every sub-env (and, for ``"ray"``, the options above).
+        **kwargs: Constructor kwargs for every sub-env (and, for ``"ray"``, the options above). ``autoreset_mode``
+            (a :class:`gymnasium.vector.AutoresetMode` or its string) goes to the vector env, not the sub-envs.
 
     Returns:
         A Gymnasium vector env; ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i``. Autoreset follows
@@ -60,14 +77,17 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
         from arl_envs.ray_vector import RayVectorEnv
 
         return RayVectorEnv(env_id, num_envs, **kwargs)
+    vector_kwargs = {}
+    if "autoreset_mode" in kwargs:
+        vector_kwargs["autoreset_mode"] = as_autoreset_mode(kwargs.pop("autoreset_mode"))
 
     def factory() -> gym.Env:
         return gym.make(env_id, **kwargs)
 
     fns = [factory for _ in range(num_envs)]
     if mode == "sync":
-        return BatchSyncVectorEnv(fns)
-    return gym.vector.AsyncVectorEnv(fns, shared_memory=False, context="spawn")
+        return BatchSyncVectorEnv(fns, **vector_kwargs)
+    return gym.vector.AsyncVectorEnv(fns, shared_memory=False, context="spawn", **vector_kwargs)
 
 
 def __getattr__(name: str) -> Any:

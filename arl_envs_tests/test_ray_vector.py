@@ -249,3 +249,104 @@ def test_bad_arguments() -> None:
         arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", envs_per_actor=0)
     with pytest.raises(ValueError, match="search id"):
         arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", shared_retriever=True, actor_options=ACTOR)
+
+
+def _crash_mid_episode(venv: Any) -> None:
+    """transport="socket": actor 1's process is SIGKILLed mid-episode (a real crash, not ray.kill): its sub-envs
+    are cut with env_error, the others go on; a step collected after a zero timeout still returns that step."""
+    import os
+    import signal
+    import time
+
+    sync = arl_envs.make_vec("arl/math.arithmetic-v0", venv.num_envs)
+    try:
+        assert venv.reset(seed=5)[0] == sync.reset(seed=5)[0]
+        venv.step_async(["no idea"] * venv.num_envs)
+        try:
+            got = venv.step_wait(timeout=0)
+        except TimeoutError:  # the usual case: the answers are read on the next call, none lost or doubled
+            got = venv.step_wait()
+        _assert_same_step(got, sync.step(["no idea"] * venv.num_envs), "after a zero timeout")
+        pid = int(venv.worker_counters()["pid"][2])
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().split()[2] == "Z":
+                    break
+            time.sleep(0.05)
+        cut = venv.step(["no idea"] * venv.num_envs)
+        want = sync.step(["no idea"] * venv.num_envs)
+        assert cut[0][:2] == want[0][:2] and list(cut[3]) == [False, False, True, True]
+        errors = [_info_at(cut[-1], "env_error", i) for i in range(venv.num_envs)]
+        assert errors[:2] == [None, None] and all("died" in e for e in errors[2:]), errors
+        fresh = venv.step(["no idea"] * venv.num_envs)
+        assert [_info_at(fresh[-1], "turn", i) for i in (2, 3)] == [0, 0]
+        counts = venv.episode_counters()
+        assert list(counts["env_errors"]) == [0, 0, 1, 1] and list(counts["restarts"]) == [0, 0, 1, 1]
+        worker = venv.worker_counters()
+        assert np.array_equal(worker["resets"], worker["expected_resets"])
+        assert np.array_equal(worker["steps"], worker["expected_steps"]) and int(worker["pid"][2]) != pid
+    finally:
+        sync.close()
+
+
+def test_socket_transport_equals_sync_and_survives_a_crash() -> None:
+    with pytest.raises(ValueError, match="transport"):
+        arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", transport="pigeon")
+    venv = _run_side_by_side("arl/math.arithmetic-v0", 4, 2, 30, "no idea", ray_kwargs={"transport": "socket"},
+                             check=_crash_mid_episode)
+    assert venv.transport == "socket" and venv.closed
+
+
+def _sigkill_and_wait(pid: int) -> None:
+    import os
+    import signal
+    import time
+
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().split()[2] == "Z":
+                return
+        time.sleep(0.05)
+
+
+def test_same_step_autoreset_equals_sync_and_cuts_a_crashed_actor() -> None:
+    # Gymnasium's SAME_STEP: a finished sub-env is reset in the step that ended it, final_obs/final_info beside.
+    n, env_id = 4, "arl/math.arithmetic-v0"
+    sync = arl_envs.make_vec(env_id, n, autoreset_mode="same_step")
+    venv = arl_envs.make_vec(env_id, n, mode="ray", envs_per_actor=2, actor_options=ACTOR, transport="socket",
+                             autoreset_mode="same_step")
+    try:
+        assert venv.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"]
+        assert venv.reset(seed=11)[0] == sync.reset(seed=11)[0]
+        rng = np.random.default_rng(0)
+        ended = 0
+        for t in range(12):
+            actions = _expert_or_junk(sync, rng, "no idea")
+            got, want = venv.step(actions), sync.step(actions)
+            _assert_same_step(got, want, f"same-step {t}")
+            assert ("final_obs" in got[-1]) == ("final_obs" in want[-1])
+            if "final_obs" in want[-1]:
+                assert np.array_equal(got[-1]["_final_obs"], want[-1]["_final_obs"])
+                assert list(got[-1]["final_obs"]) == list(want[-1]["final_obs"])
+                for key in ("reward_components", "success", "action_error"):
+                    assert list(got[-1]["final_info"][key]) == list(want[-1]["final_info"][key]), (t, key)
+                ended += int(want[-1]["_final_obs"].sum())
+        assert ended >= n  # every sub-env went through at least one same-step reset on average
+        last_obs = got[0]
+        _sigkill_and_wait(int(venv.worker_counters()["pid"][0]))
+        cut = venv.step(["no idea"] * n)
+        assert list(cut[3]) == [True, True, False, False] and list(cut[1][:2]) == [0.0, 0.0]
+        assert list(cut[-1]["final_obs"][:2]) == list(last_obs[:2]) and all(o.startswith("Solve") for o in cut[0][:2])
+        assert all("died" in e for e in cut[-1]["final_info"]["env_error"][:2])
+        assert all("died" in e for e in cut[-1]["env_error"][:2]) and not cut[-1]["_env_error"][2:].any()
+        counts, worker = venv.episode_counters(), venv.worker_counters()
+        assert list(counts["env_errors"]) == [1, 1, 0, 0] and list(counts["restarts"]) == [1, 1, 0, 0]
+        assert np.array_equal(worker["resets"], worker["expected_resets"])
+        assert np.array_equal(worker["steps"], worker["expected_steps"])
+    finally:
+        venv.close()
+        sync.close()
