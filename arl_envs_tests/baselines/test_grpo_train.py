@@ -105,11 +105,12 @@ LEARN = {
     "progress": False,
     "log_samples": 0,
 }
-#: Seeds of the learning test, and the margins it asserts per seed (measured, grpo_cpu.py: after SFT 0.172 and 0.125
-#: for seeds 0 and 1 from 0.0; the GRPO branch 0.031 and 0.047 below its checkpoint).
+#: Seeds of the learning test, and the margins it asserts per seed (measured by ``benchmarks/grpo_cpu.py
+#: --learn-seeds 3``: after SFT 0.172, 0.125, 0.062 for seeds 0, 1, 2, from 0.0; the GRPO branch 0.031, 0.047, 0.015
+#: below its checkpoint). Margins sit below the worst of the 3 seeds.
 LEARN_SEEDS = (0, 1)
 #: Held-out success after SFT minus before (the untrained tiny model is at 0).
-SFT_LIFT_MARGIN = 0.08
+SFT_LIFT_MARGIN = 0.04
 #: How far the GRPO branch may end below the SFT checkpoint it started from (GRPO at lr 3e-4 must not collapse it).
 GRPO_DROP_MARGIN = 0.10
 
