@@ -83,68 +83,48 @@ def test_bad_settings_raise_clear_errors(tmp_path) -> None:
         train(MATH, "tiny", 1, tmp_path, dtype="bfloat16", device="cpu")
 
 
-#: The CI learning test's recipe (tiny, 0.15M parameters): SFT from 32 expert demonstrations (constant lr; the demo's
-#: SFT), then from that checkpoint GRPO vs more SFT for the same wall time (:func:`sft_vs_grpo`, the demo's
-#: comparison at a smaller size).
-#: Measured over seeds in benchmarks/RESULTS.md ("GRPO defaults, demo and credit assignment (issue 16)").
+#: The learning test's recipe: tiny-S (1.1M parameters), SFT on expert trajectories, then GRPO at a small learning
+#: rate. Measured on 2 CPU cores: ~90 s in all (see the README's GRPO section).
 LEARN = {
     "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
+    "sft_steps": 800,
+    "sft_lr": 2e-3,
+    "sft_schedule": "cosine",
     "env_defaults": False,
-    "sft_steps": 150,
-    "sft_episodes": 32,
-    "sft_lr": 3e-3,
-    "sft_schedule": "constant",
-    "num_groups": 4,
+    "num_groups": 16,
     "group_size": 8,
-    "lr": 3e-4,
-    "warmup_steps": 1,
-    "max_new_tokens": 40,
-    "max_seq_len": 384,
-    "eval_tasks": 32,
+    "lr": 5e-5,
+    "max_seq_len": 128,
+    "eval_tasks": 64,
     "eval_samples": 4,
     "progress": False,
-    "log_samples": 0,
 }
-#: Seeds of the learning test, and the margins it asserts per seed (measured by ``benchmarks/grpo_cpu.py
-#: --learn-seeds 3``: after SFT 0.172, 0.125, 0.062 for seeds 0, 1, 2, from 0.0; the GRPO branch 0.031, 0.047, 0.015
-#: below its checkpoint). Margins sit below the worst of the 3 seeds.
-LEARN_SEEDS = (0, 1)
-#: Held-out success after SFT minus before (the untrained tiny model is at 0).
-SFT_LIFT_MARGIN = 0.04
-#: How far the GRPO branch may end below the SFT checkpoint it started from (GRPO at lr 3e-4 must not collapse it).
-GRPO_DROP_MARGIN = 0.10
 
 
 @pytest.mark.slow
-def test_tiny_model_learns_and_grpo_is_compared_to_sft_at_equal_compute(tmp_path) -> None:
-    """The tiny model learns a one-step task (arithmetic difficulty 1, integer kind: single-digit +, -, *; held-out
-    seeds disjoint from training seeds) from its expert, over 2 seeds: held-out success rises by a margin over the
-    untrained model; then GRPO and more SFT continue the same checkpoint for the same wall time (the demo's
-    machinery), both evaluated on the same held-out seeds, and GRPO does not collapse it. (GRPO's lift over
-    SFT-only is measured, not asserted: on this task it did not beat SFT-only at equal compute, RESULTS.md.)"""
-    from arl_baselines.grpo.train import sft_vs_grpo
-
-    for seed in LEARN_SEEDS:
-        out = tmp_path / f"seed{seed}"
-        r = sft_vs_grpo(MATH, "tiny", out, grpo_steps=4, seed=seed, **LEARN)
-        before, after = r["grpo"]["evals"]["before"]["success"], r["after_sft"]["success"]
-        assert after - before >= SFT_LIFT_MARGIN, (seed, before, after)
-        assert r["sft_grpo"]["success"] >= after - GRPO_DROP_MARGIN, (seed, after, r["sft_grpo"]["success"])
-        assert r["sft_extra_steps"] >= 1 and r["grpo_s"] > 0
-        assert r["lift"] == pytest.approx(r["sft_grpo"]["success"] - r["sft_only"]["success"])
-        assert set(r["grpo"]["evals"]) >= {"before", "after_sft", "final"}
-        rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-        assert len(rows) == 4 and (out / "curves.png").exists() and (out / "comparison.json").exists()
-        sft_rows = [json.loads(x) for x in (out / "sft.jsonl").read_text().splitlines()]
-        assert [x["sft_step"] for x in sft_rows] == list(range(1, 151 + r["sft_extra_steps"]))  # SFT-only continues
+def test_tiny_model_learns_one_step_task(tmp_path) -> None:
+    """From chance to > 0.9 held-out success (sampled at temperature 1) on arithmetic difficulty 1, integer kind
+    (single-digit +, -, *; 243 distinct problems; held-out seeds are disjoint from training seeds)."""
+    s = train(MATH, "tiny-S", 20, tmp_path, **LEARN)
+    ev = s["evals"]
+    assert ev["before"]["success"] < 0.05
+    assert ev["final"]["success"] > 0.9
+    assert ev["final"]["pass@4"] >= ev["final"]["success"]
 
 
-def test_demo_settings_run(tmp_path) -> None:
-    """``demo_run`` passes its settings through (a very small override; the demo's lift is in RESULTS.md)."""
-    r = demo_run(tmp_path, progress=False, grpo_steps=1, sft_steps=2, num_groups=2, group_size=2, eval_tasks=2,
-                 eval_samples=1)
-    assert {"success_sft_only", "success_sft_grpo", "grpo_wins", "curve_rises"} <= set(r)
-    assert r["grpo"]["episodes_per_step"] == 4 and r["sft_extra_steps"] >= 1
+@pytest.mark.slow
+def test_demo_compares_grpo_and_sft_from_the_same_checkpoint_at_equal_compute(tmp_path) -> None:
+    """The demo's machinery at a smaller size: one SFT checkpoint, a GRPO branch and an SFT-only branch given the
+    GRPO branch's wall time, both evaluated on the same held-out seeds. (Its lift is measured by
+    ``benchmarks/grpo_cpu.py``, not asserted here: see benchmarks/RESULTS.md.)"""
+    r = demo_run(tmp_path, progress=False, grpo_steps=3, sft_steps=20, num_groups=4, eval_tasks=8, eval_samples=2)
+    assert r["sft_extra_steps"] >= 1 and r["grpo_s"] > 0
+    assert r["lift"] == pytest.approx(r["success_sft_grpo"] - r["success_sft_only"])
+    assert set(r["grpo"]["evals"]) >= {"before", "after_sft", "final", "sft_only"}
+    rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and (tmp_path / "curves.png").exists() and (tmp_path / "comparison.json").exists()
+    sft_rows = [json.loads(x) for x in (tmp_path / "sft.jsonl").read_text().splitlines()]
+    assert [x["sft_step"] for x in sft_rows] == list(range(1, 21 + r["sft_extra_steps"]))  # SFT-only continues
 
 
 def test_recommended_settings_fit_each_env(tmp_path) -> None:
