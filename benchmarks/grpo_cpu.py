@@ -1,4 +1,4 @@
-"""GRPO baseline on CPU: fast-decode vs HF-generate tokens/s, and the learning curve of the CI learning test.
+"""GRPO baseline on CPU: fast-decode vs HF-generate tokens/s, and a small learning recipe over seeds.
 
     python benchmarks/grpo_cpu.py [--out runs/grpo_cpu] [--skip-decode] [--skip-learning] [--skip-demo] [--seeds 3] [--learn-seeds 3]
 
@@ -8,7 +8,7 @@ tests use, so the numbers say what CI pays:
 1. Decoding on CPU: :class:`~arl_baselines.grpo.decode.FastDecoder` eager (the static-cache loop rollouts use on CPU)
    and compiled (inductor; no CUDA graphs on CPU) against ``model.generate``, batch 64, 64 sampled tokens, for
    ``tiny`` and ``tiny-S``. On CPU the model's arithmetic dominates, so expect ~1x; the gap is a GPU matter.
-2. The learning recipe of ``test_tiny_model_learns_and_grpo_is_compared_to_sft_at_equal_compute`` (tiny, 150 SFT
+2. A small learning recipe (tiny, 150 SFT
    steps on 32 demonstrations, then 4 GRPO steps vs more SFT for the same wall time, on arithmetic difficulty 1,
    integer kind) over ``--learn-seeds`` seeds: held-out success before, after SFT, SFT-only and SFT+GRPO.
 3. The demo (``arl_baselines.grpo.train.demo_run``) over ``--seeds`` seeds: SFT-only vs SFT+GRPO held-out success
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--skip-decode", action="store_true")
     ap.add_argument("--skip-demo", action="store_true")
     ap.add_argument("--seeds", type=int, default=3, help="demo seeds (SFT-only vs SFT+GRPO per seed)")
-    ap.add_argument("--learn-seeds", type=int, default=3, help="seeds of the CI learning test's recipe")
+    ap.add_argument("--learn-seeds", type=int, default=3, help="seeds of the small learning recipe")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = ap.parse_args(argv)
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def learning_seeds(out: Path, seeds: int) -> dict[str, Any]:
-    """The recipe of ``test_tiny_model_learns_and_grpo_is_compared_to_sft_at_equal_compute`` (tiny, arithmetic d1
+    """A small learning recipe (tiny, arithmetic d1
     integer, 150 SFT steps on 32 demonstrations, then 4 GRPO steps vs more SFT for the same wall time) for seeds
     0..seeds-1: held-out success before, after SFT, SFT-only and SFT+GRPO per seed (the test's margins come from
     these)."""
@@ -163,7 +163,7 @@ def markdown(r: dict[str, Any]) -> str:
     if "learning" in r:
         lines += [
             "",
-            "CI learning test recipe (`test_tiny_model_learns_and_grpo_is_compared_to_sft_at_equal_compute`: tiny, "
+            "Small learning recipe (tiny, "
             "arithmetic d1 integer, 150 SFT steps on 32 demonstrations, then 4 GRPO steps of 32 episodes vs more SFT "
             "for the same wall time), held-out success (32 tasks x 4 samples, temperature 1):",
             "",
