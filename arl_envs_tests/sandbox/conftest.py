@@ -19,6 +19,17 @@ from arl_envs.sandbox import Limits, Sandbox
 #: ``bwrap``: cgroups (pids/memory) + rlimits; ``bwrap-rlimits``: rlimits only (RLIMIT_NPROC for a non-root
 #: uid, RLIMIT_AS) -- the fallback for hosts without writable cgroups; ``docker``: warm-pool containers.
 VARIANTS = ("bwrap", "bwrap-rlimits", "docker")
+#: Host uid of the rlimit-only variant under pytest-xdist worker 0 (worker ``gwN`` uses this plus N). Without a
+#: cgroup the process limit is ``RLIMIT_NPROC``, counted per host uid over the whole machine: had these runs the
+#: default uid 65534 of every other bwrap sandbox, a fork bomb (bounded by its pids cgroup) in the other worker's
+#: test could leave this variant's run unable to fork. A uid of its own per worker makes the count this run's.
+RLIMITS_HOST_UID_BASE = 65000
+
+
+def rlimits_host_uid() -> int:
+    """The host uid of this worker's rlimit-only sandboxes (see :data:`RLIMITS_HOST_UID_BASE`)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return RLIMITS_HOST_UID_BASE + int(worker.removeprefix("gw") or 0)
 
 
 @functools.cache
@@ -75,7 +86,7 @@ def make_sandbox(variant: str, limits: Limits) -> Sandbox:
             return BwrapSandbox(limits=limits, use_cgroups=True)
         if os.geteuid() != 0:
             pytest.skip("the rlimit-only variant relies on dropping root to a dedicated uid")
-        return BwrapSandbox(limits=limits, use_cgroups=False)
+        return BwrapSandbox(limits=limits, use_cgroups=False, host_uid=rlimits_host_uid())
     if variant in ("docker", "docker-run"):
         reason = docker_skip_reason()
         if reason:

@@ -14,7 +14,7 @@ import pytest
 
 from arl_envs.core.errors import SandboxUnavailable
 from arl_envs.sandbox import Limits
-from arl_envs_tests.sandbox.conftest import bwrap_skip_reason, cgroup_skip_reason
+from arl_envs_tests.sandbox.conftest import bwrap_skip_reason, cgroup_skip_reason, rlimits_host_uid
 
 pytestmark = pytest.mark.skipif(bwrap_skip_reason() is not None, reason=str(bwrap_skip_reason()))
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (tmpfs mounts, dropping to another uid)")
@@ -133,7 +133,7 @@ def test_setup_failure_is_a_sandbox_error() -> None:
 def test_rlimit_only_mode_and_argument_checks() -> None:
     from arl_envs.sandbox.bwrap import BwrapSandbox
 
-    with BwrapSandbox(use_cgroups=False) as sb:
+    with BwrapSandbox(use_cgroups=False, host_uid=rlimits_host_uid()) as sb:
         result = sb.run(code="print(1)")
         assert result.ok and result.cpu_time_s is None
     with pytest.raises(ValueError):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from arl_envs.sandbox import ExecResult, Limits
-from arl_envs_tests.sandbox.conftest import BATTERY_KEY, run_bounded
+from arl_envs_tests.sandbox.conftest import BATTERY_KEY, rlimits_host_uid, run_bounded
 
 #: Limits of every battery case (small, so the battery is quick).
 BATTERY_LIMITS = Limits(
@@ -33,7 +33,7 @@ KILL_ALLOWANCE_S = 3.0
 #: How much the test process's peak RSS may grow while a sandbox prints 100 MB, bytes.
 HOST_RSS_GROWTH_LIMIT = 48 * 1024 * 1024
 #: Host uid sandboxed code runs as, per variant (for the canary process that shares it).
-SANDBOX_HOST_UID = {"bwrap": 65534, "bwrap-rlimits": 65534, "docker": 1000}
+SANDBOX_HOST_UID = {"bwrap": 65534, "bwrap-rlimits": rlimits_host_uid(), "docker": 1000}
 
 pytestmark = pytest.mark.slow
 
