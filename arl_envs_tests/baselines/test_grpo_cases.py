@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from arl_envs_tests.conftest import TEST_THREADS
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -32,7 +34,7 @@ MATH_KW: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
 
 @pytest.fixture(autouse=True)
 def _threads() -> None:
-    torch.set_num_threads(2)
+    torch.set_num_threads(TEST_THREADS)
 
 
 def _trainer(tmp_path, **over: Any) -> Trainer:

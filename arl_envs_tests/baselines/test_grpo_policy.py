@@ -6,6 +6,8 @@ import importlib.util
 
 import pytest
 
+from arl_envs_tests.conftest import TEST_THREADS
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -23,7 +25,7 @@ from arl_baselines.grpo.policy import (  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _threads() -> None:
-    torch.set_num_threads(2)
+    torch.set_num_threads(TEST_THREADS)
 
 
 def test_byte_tokenizer_roundtrip_and_specials() -> None:

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from arl_envs_tests.conftest import TEST_THREADS
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -27,7 +29,7 @@ MULTI_KW: dict[str, Any] = {**MATH_KW, "max_attempts": 3}
 def warm_policy(tmp_path_factory):
     """A tiny model after a short SFT: it writes ``The final answer is \\boxed{N}<|eos|>`` with often-wrong N, so
     multi-turn episodes (wrong answer -> feedback -> retry) and stop tokens both occur."""
-    torch.set_num_threads(2)
+    torch.set_num_threads(TEST_THREADS)
     out = tmp_path_factory.mktemp("warm")
     cfg = GRPOConfig(
         env_kwargs=MATH_KW, sft_steps=120, sft_episodes=256, max_seq_len=256, progress=False, num_groups=2, group_size=4

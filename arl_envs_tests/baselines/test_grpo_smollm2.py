@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from arl_envs_tests.conftest import TEST_THREADS
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -29,7 +31,7 @@ def test_smollm2_grpo_trains_on_the_ids_it_sampled_in_its_chat_template(tmp_path
     from arl_baselines.grpo.config import GRPOConfig
     from arl_baselines.grpo.train import Trainer
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(TEST_THREADS)
     cfg = GRPOConfig(
         env_kwargs=KW, num_groups=2, group_size=2, max_new_tokens=24, max_seq_len=512, lr=1e-5, warmup_steps=0,
         drop_zero_spread=False, mask_truncated=False, progress=False, log_samples=0,

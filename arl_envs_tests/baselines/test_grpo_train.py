@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from arl_envs_tests.conftest import TEST_THREADS
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
@@ -29,7 +31,7 @@ SMALL = {
 
 @pytest.fixture(autouse=True)
 def _threads() -> None:
-    torch.set_num_threads(2)
+    torch.set_num_threads(TEST_THREADS)
 
 
 def test_train_writes_metrics_plot_and_summary(tmp_path) -> None:
