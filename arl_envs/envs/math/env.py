@@ -12,7 +12,7 @@ from arl_envs.core.actions import ParseError, boxed_contents
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
-from arl_envs.envs.math.grading import DEFAULT_GRADER_TIMEOUT_S, GradeResult, shared_grader
+from arl_envs.envs.math.grading import DEFAULT_GRADER_TIMEOUT_S, GradeResult, number_answer_error, shared_grader
 from arl_envs.envs.math.tasks import (
     ARITHMETIC_KINDS,
     GSM8K_TEST_PATH,
@@ -122,7 +122,17 @@ class MathEnv(AgentEnv):
 
     def _grade(self, task: MathTask, answer: str) -> tuple[GradeResult, str]:
         """Grade ``answer`` (the boxed content). Returns ``(result, feedback for a wrong answer)``."""
+        form = self._answer_form_error(task, answer)
+        if form is not None:
+            return GradeResult(False), form
         return self._equivalent(task.answer, answer), "incorrect"
+
+    def _answer_form_error(self, task: MathTask, answer: str) -> str | None:
+        """Why ``answer`` has a form the task does not accept (scored wrong without grading), or None.
+
+        Default: every form goes to the grader. :class:`ArithmeticEnv` accepts one number only.
+        """
+        return None
 
     def _equivalent(self, gold: str, pred: str) -> GradeResult:
         """Grader verdict on ``pred`` against ``gold`` (a result :meth:`prepare_batch` computed, if any)."""
@@ -159,6 +169,8 @@ class MathEnv(AgentEnv):
             return None
         answer = str(calls[0].arguments["answer"]).strip()
         if not answer or len(answer) > MAX_ANSWER_CHARS or (not self.last_box_wins and len(set(boxes)) > 1):
+            return None
+        if self._answer_form_error(self.task, answer) is not None:
             return None
         return self.task.answer, answer
 
@@ -288,8 +300,11 @@ class ArithmeticEnv(MathEnv):
     Tools:
         ``answer(answer: str)``.
     Rewards:
-        ``task`` (weight 1): 1 when the answer is equivalent to the gold answer (math-verify, exact for exact
-        numbers), 0 for a hedge (two or more boxes of different values). ``format`` (weight 0.1): raw -1 for a
+        ``task`` (weight 1): 1 when the answer is ONE number equal to the gold answer (math-verify, exact for exact
+        numbers), 0 for a hedge (two or more boxes of different values). An expression (``\\boxed{4 + 3}`` for
+        "Compute 4 + 3.", which the equivalence grader alone would accept), a fraction not in lowest terms, or a
+        decimal for a fraction task scores 0 with feedback saying so
+        (:func:`~arl_envs.envs.math.grading.number_answer_error`). ``format`` (weight 0.1): raw -1 for a
         reply without a parsable answer.
     Episode end:
         Terminated on a correct answer, after ``max_attempts`` wrong answers, or after more than
@@ -299,7 +314,9 @@ class ArithmeticEnv(MathEnv):
         grader_timeout_s, last_box_wins (default False), numeric_fast_path (default True), action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
         v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
-        restores the old rule); plain numbers graded by the exact fast path (same verdicts).
+        restores the old rule); plain numbers graded by the exact fast path (same verdicts). 2026-12-01 (later): an
+        answer must be one number in lowest terms; repeating the question's expression used to score 1 on every
+        integer and fraction task.
     """
 
     task_description = "Solve the arithmetic problem."
@@ -321,6 +338,10 @@ class ArithmeticEnv(MathEnv):
     def _task_from_id(self, task_id: str) -> MathTask:
         kind, difficulty, seed = parse_arithmetic_id(task_id)
         return arithmetic_task(seed, difficulty, kind)
+
+    def _answer_form_error(self, task: MathTask, answer: str) -> str | None:
+        # a computed value, not the question's expression again (which the equivalence grader would accept)
+        return number_answer_error(answer, exact=task.meta.get("kind") == "fraction")
 
 
 class CountdownEnv(MathEnv):

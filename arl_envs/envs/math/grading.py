@@ -20,6 +20,7 @@ in several correct and wrong forms.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import select
@@ -96,6 +97,48 @@ def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
         negative ^= m["fsign"] == "-"
         negative ^= m["dsign"] == "-"
     return (-value if negative else value), is_float, sum(c.isdigit() for c in digits)
+
+
+#: A numeral (digits, thousands separators in groups of three, a decimal part): the unit
+#: :func:`number_answer_error` counts.
+_NUMERAL = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*\.[0-9]+|[0-9]+")
+#: ``x =`` in front of an equation's solution.
+_ASSIGNMENT = re.compile(r"^\s*[A-Za-z]\s*=\s*")
+
+
+def number_answer_error(answer: str, *, exact: bool = False) -> str | None:
+    """Why ``answer`` is not ONE number in lowest terms, or None when it is (or when only the grader can tell).
+
+    The arithmetic tasks ask for a computed value. Graded by equivalence alone, an answer that repeats the
+    question's expression (``\\boxed{4 + 3}`` for "Compute 4 + 3.") would score, so it is refused first.
+
+    Accepted: an integer (sign, thousands separators), a decimal (unless ``exact``), ``a/b`` or
+    ``\\frac{a}{b}`` (``\\dfrac``, ``\\tfrac``) with ``gcd(a, b) = 1`` and ``b > 1``, each optionally wrapped in
+    ``{}``/``\\boxed{}``/``$...$`` and after a variable assignment (``x = -3``). Other text holding at most one
+    numeral (``8 apples``) is left to the grader.
+
+    Args:
+        answer: The boxed content.
+        exact: Refuse decimals (for tasks that ask for a fraction).
+
+    Returns:
+        The reason for the agent (e.g. "the answer must be one number, not an expression"), or None.
+    """
+    text = _ASSIGNMENT.sub("", answer.strip().strip("$").strip(), count=1)
+    inner = text
+    while (wrapped := _WRAPPED.fullmatch(inner)) is not None:
+        inner = wrapped.group(1).strip()
+    m = _NUMBER.fullmatch(inner)
+    if m is not None:
+        num, den = (m["num"], m["den"]) if m["num"] is not None else (m["fnum"], m["fden"])
+        if num is not None and (int(den) <= 1 or math.gcd(int(num), int(den)) != 1):
+            return "the fraction is not in lowest terms"
+        if m["dec"] is not None and exact:
+            return "give an exact answer (an integer or a fraction), not a decimal"
+        return None
+    if len(_NUMERAL.findall(text)) > 1:
+        return "the answer must be one number, not an expression: compute its value"
+    return None
 
 
 def numeric_verdict(gold: str, pred: str) -> bool | None:

@@ -104,11 +104,12 @@ def test_timeout_from_a_worker_thread() -> None:
 
 
 def test_forced_timeout_sets_info_flag() -> None:
-    env = gym.make("arl/math.arithmetic-v0", grader_timeout_s=1e-4, kinds=["fraction"])
+    env = gym.make("arl/math.arithmetic-v0", grader_timeout_s=1e-4, kinds=["integer"])
     env.reset(seed=0)
     gold = env.unwrapped.task.answer
-    # An equivalent but textually different answer must go through the worker, which cannot answer in 0.1 ms.
-    *_, reward, term, trunc, info = env.step(f"\\boxed{{{gold} + 0}}")
+    # One number in a form the exact fast path does not read must go through the worker, which cannot answer in
+    # 0.1 ms.
+    *_, reward, term, trunc, info = env.step(f"\\boxed{{\\mathbf{{{gold}}}}}")
     assert info["grader_timeout"] is True and reward == 0.0 and term
 
 
