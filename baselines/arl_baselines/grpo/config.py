@@ -111,7 +111,8 @@ class GRPOConfig:
         group_size: Episodes per task (G in the GRPO paper).
         max_new_tokens: Sampled tokens per turn; a turn that reaches it without a stop token is a truncated turn.
         max_seq_len: Token budget of a whole episode (prompt + actions + observations); the decoder's static
-            KV cache is sized from it. An episode that would exceed it ends as context-truncated (masked out).
+            KV cache is sized from it. An episode that would exceed it ends as context-truncated: the agent's
+            failure, scored with the rewards it earned and trained on (not masked).
         temperature: Sampling temperature of rollouts (the loss uses the same temperature on the logits, as TRL).
         top_k: Keep only the top-k logits when sampling (0 disables). Non-zero top-k makes the sampling
             distribution differ from the trained one; leave at 0 for on-policy GRPO.

@@ -782,7 +782,7 @@ DEMO_SETTINGS: dict[str, Any] = {
     "lr": 3e-4,
     "warmup_steps": 3,
     "max_new_tokens": 40,
-    "max_seq_len": 384,
+    "max_seq_len": 256,  # prompt + a malformed turn + its ~125-token error observation + a retry (~205 tokens)
     "eval_tasks": 32,
     "eval_samples": 4,
     "log_samples": 0,
