@@ -9,7 +9,9 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
 * **File system**: only ``/usr`` (plus the ``/bin``, ``/lib``... symlinks) and a few ``/etc`` files needed by
   programs (dynamic linker cache, alternatives, time zone) are bound, read-only. Our own ``/etc/passwd`` and
   ``/etc/group`` list only ``root`` and ``sandbox``. ``/etc/shadow``, ``/root``, ``/home``, the project
-  checkout and ``/sys`` do not exist inside. ``/proc`` is the sandbox's own; ``/dev`` is minimal. ``/`` and
+  checkout and ``/sys`` do not exist inside; the installed ``arl_envs`` package (its task data holds gold
+  answers) is covered by an empty read-only tmpfs wherever a bind would show it (:data:`PACKAGE_DIR`).
+  ``/proc`` is the sandbox's own; ``/dev`` is minimal. ``/`` and
   ``/dev`` are read-only; the writable places are ``/work``, ``/tmp`` and ``/dev/shm``, each a tmpfs with a
   ``size=`` (so even without a memory cgroup files cannot grow past them). As root, ``/etc`` and ``/work`` are
   tmpfs mounts of their own and bwrap's options reach it through ``--args FD``, so nothing inside
@@ -139,6 +141,10 @@ SPAWNER_PIDS = 2
 USR_ALIASES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: Where extra site-packages directories appear inside the sandbox (suffixed by an index).
 SITE_PACKAGES_MOUNT = "/opt/arl/site-packages"
+#: The installed ``arl_envs`` package: its data holds the tasks' gold answers, tests and reference solutions
+#: (GSM8K answers, HumanEval/MBPP tests). Wherever a bind would show it inside (a ``pip install`` under
+#: ``/usr/local``, the bound prefix of ``python``, a ``site_packages`` entry), an empty read-only tmpfs covers it.
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
 def find_bwrap(path: str | None = None) -> str:
@@ -325,6 +331,30 @@ class BwrapSandbox(Sandbox):
             binds.append(python_dir)
         return binds
 
+    def _masked_paths(self) -> list[str]:
+        """Sandbox paths where a bind would show :data:`PACKAGE_DIR` (covered by an empty tmpfs), deduplicated.
+
+        Without this, a sandboxed program could read the gold answers of the task it is solving
+        (``arl/math.tool-v0`` with GSM8K: grep the question in the shipped JSONL, box its answer) whenever the
+        package is installed under a bound directory.
+        """
+        binds = [("/usr", "/usr")]
+        binds += [(str(Path("/") / n), str(Path("/") / n)) for n in USR_ALIASES if (Path("/") / n).is_dir()
+                  and not (Path("/") / n).is_symlink()]
+        binds += [(p, p) for p in self._python_binds()]
+        binds += [(sp, f"{SITE_PACKAGES_MOUNT}{i}") for i, sp in enumerate(self.site_packages)]
+        binds += [(str(src), str(dest)) for src, dest in self.ro_binds.items()]
+        masked: list[str] = []
+        for src, dest in binds:
+            try:
+                rel = PACKAGE_DIR.relative_to(Path(src).resolve())
+            except ValueError:
+                continue
+            path = str(Path(dest) / rel)
+            if path not in masked:
+                masked.append(path)
+        return masked
+
     def _build_static_args(self) -> list[str]:
         args = [
             "--unshare-all",
@@ -360,6 +390,8 @@ class BwrapSandbox(Sandbox):
             pythonpath.append(mount)
         for src, dest in self.ro_binds.items():
             args += ["--ro-bind", str(src), str(dest)]
+        for masked in self._masked_paths():
+            args += ["--size", str(MIB), "--tmpfs", masked, "--remount-ro", masked]
         env = dict(BASE_ENV)
         if pythonpath:
             env["PYTHONPATH"] = ":".join(pythonpath)

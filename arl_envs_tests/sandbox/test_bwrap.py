@@ -260,3 +260,25 @@ def test_seccomp_probe_tells_the_filter_apart() -> None:
             check_seccomp_probe(result, "bwrap")
     with BwrapSandbox() as sb:
         check_seccomp_probe(sb.run(code=code), "bwrap")
+
+
+def test_installed_package_is_hidden_wherever_a_bind_shows_it(public_dir: Path) -> None:
+    """A sandboxed program must not read the package's task data (gold answers, tests) through any bind."""
+    from arl_envs.sandbox.bwrap import PACKAGE_DIR, SITE_PACKAGES_MOUNT, BwrapSandbox
+
+    parent = PACKAGE_DIR.parent  # e.g. site-packages of a regular install, or the checkout
+    try:
+        sb = BwrapSandbox(site_packages=[str(parent)], ro_binds={str(parent): "/opt/arl-extra"})
+    except ValueError as exc:
+        pytest.skip(f"the package's parent cannot be bound here: {exc}")
+    with sb:
+        data = "arl_envs/envs/math/data/gsm8k_test.jsonl"
+        result = sb.run(
+            f"for d in {SITE_PACKAGES_MOUNT}0 /opt/arl-extra; do ls $d/arl_envs | wc -l; test -e $d/{data} && echo leak;"
+            f" touch $d/arl_envs/x 2>/dev/null && echo writable; ls $d | grep -c .; done"
+        )
+        lines = result.stdout.split()
+        assert result.ok and "leak" not in lines and "writable" not in lines, result
+        assert lines[0] == lines[2] == "0"  # the package directory is empty inside ...
+        assert int(lines[1]) > 0 and int(lines[3]) > 0  # ... its siblings are still there
+    assert (parent / data).is_file()  # the data exists on the host: the check above is meaningful

@@ -78,7 +78,9 @@ class ToolMathEnv(MathEnv):
         action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
         v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
-        restores the old rule); same grading as the task envs.
+        restores the old rule); same grading as the task envs. 2026-12-01 (later): the installed ``arl_envs``
+        package is hidden inside the bwrap sandbox; when a bind showed it (a regular install under ``/usr/local``,
+        the bound prefix of ``python``, a ``site_packages`` entry), the tool could read the shipped GSM8K answers.
 
     Raises:
         SandboxUnavailable: At the first ``reset`` when the sandbox backend is missing (names the install step).

@@ -55,3 +55,30 @@ def test_episodes_do_not_share_state() -> None:
         assert "False []" in obs
     finally:
         env.close()
+
+
+def test_python_tool_cannot_read_the_shipped_gold_answers() -> None:
+    """Reward hack: with the package visible in the sandbox (installed under /usr/local, a bound python prefix or a
+    site_packages entry), the tool grepped the question in the shipped GSM8K JSONL and boxed its answer (task 1)."""
+    from pathlib import Path
+
+    root = str(Path(arl_envs.__file__).resolve().parent.parent)
+    try:
+        env = gym.make("arl/math.tool-v0", source="dataset", sandbox_kwargs={"site_packages": [root]})
+        env.reset(seed=0)
+    except ValueError as exc:
+        pytest.skip(f"the package's parent cannot be bound here: {exc}")
+    try:
+        question = env.unwrapped.task.question.strip()[:80]
+        code = (
+            "import glob, json\n"
+            "for p in glob.glob('/opt/arl/site-packages*/arl_envs/envs/math/data/*.jsonl'):\n"
+            "    for line in open(p):\n"
+            "        row = json.loads(line)\n"
+            f"        if row['question'].strip()[:80] == {question!r}: print('GOLD', row['answer'].split('####')[-1])\n"
+            "print('searched')\n"
+        )
+        obs, *_ = env.step(f"```python\n{code}```")
+        assert "searched" in obs and "GOLD" not in obs, obs
+    finally:
+        env.close()
