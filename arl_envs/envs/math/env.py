@@ -302,7 +302,8 @@ class ArithmeticEnv(MathEnv):
     Rewards:
         ``task`` (weight 1): 1 when the answer is ONE number equal to the gold answer (math-verify, exact for exact
         numbers), 0 for a hedge (two or more boxes of different values). An expression (``\\boxed{4 + 3}`` for
-        "Compute 4 + 3.", which the equivalence grader alone would accept), a fraction not in lowest terms, or a
+        "Compute 4 + 3.", which the equivalence grader alone would accept; also with a single numeral and
+        digit-free constants, ``4 + \\lceil e \\rceil``), a fraction not in lowest terms, or a
         decimal for a fraction task scores 0 with feedback saying so
         (:func:`~arl_envs.envs.math.grading.number_answer_error`). ``format`` (weight 0.1): raw -1 for a
         reply without a parsable answer.
@@ -316,7 +317,9 @@ class ArithmeticEnv(MathEnv):
         v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
         restores the old rule); plain numbers graded by the exact fast path (same verdicts). 2026-12-01 (later): an
         answer must be one number in lowest terms; repeating the question's expression used to score 1 on every
-        integer and fraction task.
+        integer and fraction task. 2026-12-01 (later still): besides its one numeral, an answer may hold only words,
+        spaces, ``.,:;'$%=``, a leading sign and text/spacing commands; the question's expression with the other
+        numbers written digit-free (``\\lfloor e \\rfloor`` for 2) passed the one-numeral check and scored 1.
     """
 
     task_description = "Solve the arithmetic problem."

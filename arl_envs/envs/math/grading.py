@@ -104,6 +104,17 @@ def _parse_plain_number(text: str) -> tuple[int | Fraction, bool, int] | None:
 _NUMERAL = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*\.[0-9]+|[0-9]+")
 #: ``x =`` in front of an equation's solution.
 _ASSIGNMENT = re.compile(r"^\s*[A-Za-z]\s*=\s*")
+#: LaTeX commands a one-number answer may hold besides the number: text and font wrappers (their braces are
+#: dropped, their content checked like the rest), escaped ``$``/``%``, spacing. Any other command (``\lfloor``,
+#: ``\pi``, ``\sqrt``, ``\cdot``...) could compute a value with a single numeral: ``4 + \lceil e \rceil`` is 7.
+NUMBER_ANSWER_COMMANDS = frozenset(
+    {"text", "textbf", "textit", "textrm", "textnormal", "mathrm", "mathbf", "mathit", "mbox", "boxed",
+     "$", "%", ",", ";", ":", "!", " ", "quad", "qquad"}
+)
+_LATEX_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+#: What else a one-number answer may hold: ASCII words (units: ``8 apples``), the numeral, spaces and ``.,:;'$%=``;
+#: no operator, bracket or other symbol (``+``, ``^``, ``|``, ``×``, ``π``...), a sign only in front.
+_NUMBER_ANSWER_REST = re.compile(r"[+-]?[A-Za-z0-9\s.,:;'$%=]*")
 
 
 def number_answer_error(answer: str, *, exact: bool = False) -> str | None:
@@ -115,7 +126,9 @@ def number_answer_error(answer: str, *, exact: bool = False) -> str | None:
     Accepted: an integer (sign, thousands separators), a decimal (unless ``exact``), ``a/b`` or
     ``\\frac{a}{b}`` (``\\dfrac``, ``\\tfrac``) with ``gcd(a, b) = 1`` and ``b > 1``, each optionally wrapped in
     ``{}``/``\\boxed{}``/``$...$`` and after a variable assignment (``x = -3``). Other text holding at most one
-    numeral (``8 apples``) is left to the grader.
+    numeral, ASCII words, spaces, ``.,:;'$%=``, a leading sign and only the LaTeX commands of
+    :data:`NUMBER_ANSWER_COMMANDS` (``8 apples``, ``44 \\text{ cards}``, ``\\$7``) is left to the grader; anything
+    else (another numeral, an operator or bracket, ``\\lceil e \\rceil``, ``\\pi``) is an expression.
 
     Args:
         answer: The boxed content.
@@ -136,8 +149,15 @@ def number_answer_error(answer: str, *, exact: bool = False) -> str | None:
         if m["dec"] is not None and exact:
             return "give an exact answer (an integer or a fraction), not a decimal"
         return None
+    expression = "the answer must be one number, not an expression: compute its value"
     if len(_NUMERAL.findall(text)) > 1:
-        return "the answer must be one number, not an expression: compute its value"
+        return expression
+    commands = _LATEX_COMMAND.findall(text)
+    if any(c not in NUMBER_ANSWER_COMMANDS for c in commands):
+        return expression
+    rest = _LATEX_COMMAND.sub(" ", text).replace("{", " ").replace("}", " ").strip()
+    if not _NUMBER_ANSWER_REST.fullmatch(rest):
+        return expression
     return None
 
 

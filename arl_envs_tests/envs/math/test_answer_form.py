@@ -54,6 +54,17 @@ def test_echoing_the_question_scores_zero_and_the_expert_still_scores(kind: str,
         ("3 \\times 7", False, EXPRESSION),
         ("11/6 + 13/3", True, EXPRESSION),
         ("2^3", False, EXPRESSION),
+        # one numeral, but a computation: digit-free constants stand in for the other numbers
+        ("4 + \\lceil e \\rceil", False, EXPRESSION),
+        ("\\frac{21}{\\lfloor\\pi\\rfloor}", False, EXPRESSION),
+        ("\\lfloor \\pi e \\rfloor", False, EXPRESSION),
+        ("\\sqrt{49}", False, EXPRESSION),
+        ("7 × ⌈π⌉", False, EXPRESSION),
+        ("|-7|", False, EXPRESSION),
+        ("44 \\text{ cards}", False, None),
+        ("\\$44", False, None),
+        ("\\textbf{-3}", False, None),
+        ("x = 11 apples.", False, None),
     ],
 )
 def test_number_answer_error_cases(answer: str, exact: bool, refused: str | None) -> None:
@@ -98,3 +109,30 @@ def test_tool_env_on_arithmetic_tasks_refuses_the_echo_too() -> None:
     obs, reward, *_ = env.step(f"\\boxed{{{_question_expression(env.unwrapped.task.question)}}}")
     assert reward == 0.0 and EXPRESSION in obs
     env.close()
+
+
+_TWO, _ONE = r"\lfloor e \rfloor", r"\lceil \frac{e}{\pi} \rceil"
+
+
+def _digit_free(n: int) -> str:
+    """``n >= 1`` written without a digit (binary Horner over floor/ceil of e and pi)."""
+    if n == 1:
+        return _ONE
+    return f"{_TWO} \\cdot ({_digit_free(n // 2)})" + (f" + {_ONE}" if n % 2 else "")
+
+
+def test_the_echo_with_digit_free_numbers_scores_zero() -> None:
+    """Reward hack: the question's expression with every numeral but one rewritten digit-free (``4 + 3`` ->
+    ``4 + \\lceil\\frac{e}{\\pi}\\rceil + ...``) passed the one-numeral check and the grader found it equal."""
+    env = gym.make("arl/math.arithmetic-v0", difficulty=2, kinds=["integer"])
+    for seed in range(3):
+        _, info = env.reset(seed=seed)
+        numerals = iter(range(10**6))
+
+        def encode(m: re.Match[str]) -> str:
+            value = int(m.group(0))
+            return m.group(0) if next(numerals) == 0 else f"({_digit_free(value) if value else f'{_ONE} - {_ONE}'})"
+
+        echo = re.sub(r"[0-9]+", encode, _question_expression(info["task"])).replace("*", "\\cdot ")
+        obs, reward, *_, info = env.step(f"\\boxed{{{echo}}}")
+        assert reward == 0.0 and not info["success"] and EXPRESSION in obs, echo
