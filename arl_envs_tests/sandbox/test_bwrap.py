@@ -282,3 +282,17 @@ def test_installed_package_is_hidden_wherever_a_bind_shows_it(public_dir: Path) 
         assert lines[0] == lines[2] == "0"  # the package directory is empty inside ...
         assert int(lines[1]) > 0 and int(lines[3]) > 0  # ... its siblings are still there
     assert (parent / data).is_file()  # the data exists on the host: the check above is meaningful
+
+
+def test_package_under_usr_is_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common deployment: ``pip install`` into ``/usr/local`` (or Debian's dist-packages), inside the ``/usr`` bind.
+    Stand-in: a real directory under ``/usr`` plays the package's place."""
+    from arl_envs.sandbox import bwrap
+
+    stand_in = next((p for p in sorted(Path("/usr/share").iterdir()) if p.is_dir() and any(p.iterdir())), None)
+    if stand_in is None:
+        pytest.skip("no non-empty directory under /usr/share")
+    monkeypatch.setattr(bwrap, "PACKAGE_DIR", stand_in)
+    with bwrap.BwrapSandbox() as sb:
+        result = sb.run(f"ls -A {stand_in} | wc -l; ls /usr/share | grep -c .")
+        assert result.ok and result.stdout.split()[0] == "0" and int(result.stdout.split()[1]) > 1, result
