@@ -155,3 +155,18 @@ def test_recommended_settings_fit_each_env(tmp_path) -> None:
         assert len(ids) + cfg.max_new_tokens + len(obs_ids) < cfg.max_seq_len, env_id
         eng.close()
     assert recommended_settings("arl/unknown-v0", tiny=False) == {}
+
+
+
+def test_train_seeds_fix_the_training_tasks(tmp_path) -> None:
+    """``train_seeds``: every GRPO group plays one of the given task seeds (a fixed training set)."""
+    import gymnasium as gym
+
+    env = gym.make(MATH, **SMALL["env_kwargs"])
+    allowed = {env.reset(seed=s)[1]["task_id"] for s in (11, 12, 13)}
+    train(MATH, "tiny", 3, tmp_path, sft_steps=2, train_seeds=[11, 12, 13], log_samples=4,
+          **{**SMALL, "num_groups": 2})
+    seen = {json.loads(x)["task_id"] for x in (tmp_path / "samples.jsonl").read_text().splitlines()}
+    assert seen and seen <= allowed
+    with pytest.raises(ValueError, match="train_seeds"):
+        GRPOConfig(train_seeds=[])

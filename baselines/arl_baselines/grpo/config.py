@@ -120,6 +120,9 @@ class GRPOConfig:
             tokenizer has a chat template). None: True for checkpoints, False for the byte-level tiny models
             (their instructions are a constant prefix they cannot read; dropping it saves compute).
         env_kwargs: Constructor kwargs for ``gym.make(env_id, **env_kwargs)``.
+        train_seeds: Train on these task seeds only (each step draws ``num_groups`` of them, without replacement
+            when there are enough): a fixed training set. None (default): fresh seeds from the training range
+            every step.
         mask_truncated: Zero the loss mask of episodes with a truncated turn or context (DAPO's overlong
             filtering; TRL ``mask_truncated_completions``). Their rewards still enter the group statistics.
 
@@ -193,6 +196,7 @@ class GRPOConfig:
     top_k: int = 0
     use_instructions: bool | None = None
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    train_seeds: list[int] | None = None
     mask_truncated: bool = True
     # loss
     loss_type: str = "dapo"
@@ -269,6 +273,8 @@ class GRPOConfig:
             raise ValueError(f"diversity must be one of {DIVERSITY_MODES}, got {self.diversity!r}")
         if self.sft_schedule not in SFT_SCHEDULES:
             raise ValueError(f"sft_schedule must be one of {SFT_SCHEDULES}, got {self.sft_schedule!r}")
+        if self.train_seeds is not None and not self.train_seeds:
+            raise ValueError("train_seeds must be None or a non-empty list of task seeds")
         if self.dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
 

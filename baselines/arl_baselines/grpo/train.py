@@ -252,7 +252,12 @@ class Trainer:
         """One rollout + update (+ a held-out evaluation when ``evaluate``); returns and logs the metrics line."""
         cfg, model = self.cfg, self.policy.model
         self.step += 1
-        seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.num_groups)]
+        if cfg.train_seeds:
+            pool = cfg.train_seeds
+            picks = self.task_rng.choice(len(pool), size=cfg.num_groups, replace=len(pool) < cfg.num_groups)
+            seeds = [int(pool[int(i)]) for i in picks]
+        else:
+            seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.num_groups)]
         model.eval()
         t = time.perf_counter()
         if self.device.type == "cuda":
