@@ -60,6 +60,7 @@ GPU_RUN: dict[str, Any] = {
     "steps": 5000,
     "sft_steps": 500,
     "sft_lr": 2e-3,
+    "sft_schedule": "constant",  # as written before TINY_DEFAULTS became cosine (issue 16 sweep)
     "sft_batch_size": 32,
     "num_groups": 64,
     "group_size": 8,
@@ -77,6 +78,8 @@ CPU_RUN: dict[str, Any] = {
     "model": "tiny",
     "steps": 6,
     "sft_steps": 40,
+    "sft_schedule": "constant",  # as written before TINY_DEFAULTS became cosine with GRPO lr 1e-4 (issue 16 sweep)
+    "lr": 3e-4,
     "num_groups": 4,
     "group_size": 4,
     "max_new_tokens": 40,

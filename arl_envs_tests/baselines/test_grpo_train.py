@@ -131,17 +131,20 @@ def test_demo_compares_grpo_and_sft_from_the_same_checkpoint_at_equal_compute(tm
 
 def test_recommended_settings_fit_each_env(tmp_path) -> None:
     """Per-env defaults: a tiny model gets an SFT warm start (no zero-spread-only run), GRPO lr at or below the
-    SFT lr, and a ``max_seq_len`` that holds an expert episode and, after a full-length malformed action, the error
-    observation (which issue 16 found cut and masked in every malformed episode)."""
+    SFT's final lr, a ``max_new_tokens`` that holds the expert's actions (issue 16: the old countdown budget of 48
+    cut 94% of them, so no sampled answer could be complete), and a ``max_seq_len`` that holds an expert episode
+    and, after a full-length malformed action, the error observation (which issue 16 found cut and masked in
+    every malformed episode)."""
     from arl_baselines.grpo.config import ENV_DEFAULTS, recommended_settings
     from arl_baselines.grpo.policy import load_policy
     from arl_baselines.grpo.rollout import RolloutEngine, expert_episodes
+    from arl_baselines.grpo.train import sft_lr_at
 
     p = load_policy("tiny")
     for env_id in ENV_DEFAULTS:
         rec = recommended_settings(env_id, tiny=True)
         cfg = GRPOConfig.from_kwargs(**rec)
-        assert cfg.sft_steps > 0 and cfg.lr <= cfg.sft_lr and cfg.sft_schedule == "constant"
+        assert cfg.sft_steps > 0 and cfg.lr <= sft_lr_at(cfg, cfg.sft_steps - 1), env_id
         assert recommended_settings(env_id, tiny=False).get("sft_steps") is None
         eng = RolloutEngine(
             p, env_id, batch_size=1, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
@@ -149,6 +152,10 @@ def test_recommended_settings_fit_each_env(tmp_path) -> None:
         )
         assert not any(e.context_truncated for e in expert_episodes(eng, [0, 1]))
         env = eng._env(0)
+        for seed in range(40):  # the expert's action and its end-of-turn id fit one turn
+            env.reset(seed=seed)
+            n = len(p.tokenizer.encode(env.unwrapped.expert_action(), add_special_tokens=False)) + 1
+            assert n <= cfg.max_new_tokens, (env_id, seed, n)
         ids, _, _ = eng.prompt(env, 0)
         obs = env.step("x" * cfg.max_new_tokens)[0]
         obs_ids = p.chat.observation_ids(obs, ended_with=None)

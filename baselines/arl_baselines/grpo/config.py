@@ -64,20 +64,27 @@ TINY_SIZES: dict[str, TinySize] = {
 
 
 #: Settings that apply to every env when the model is a tiny one (built from scratch, so it needs an SFT warm
-#: start: without one every group is zero-spread and the gradient is exactly 0, issue 16). Constant-lr SFT, then
-#: GRPO at 10x below the SFT lr (issue 16: after a cosine SFT any GRPO lr above its final lr overshoots).
-TINY_DEFAULTS: dict[str, Any] = {"sft_steps": 300, "sft_lr": 3e-3, "sft_schedule": "constant", "lr": 3e-4, "warmup_steps": 3}
+#: start: without one every group is zero-spread and the gradient is exactly 0, issue 16). 500 cosine SFT steps
+#: from 3e-3 down to 3e-4, then GRPO at 1e-4, below the SFT's final lr (issue 16: any GRPO lr above it overshoots).
+#: Chosen from the sweep in benchmarks/RESULTS.md, "GRPO defaults" (``benchmarks/grpo_defaults_sweep.py``).
+TINY_DEFAULTS: dict[str, Any] = {
+    "sft_steps": 500, "sft_lr": 3e-3, "sft_schedule": "cosine", "sft_min_lr_ratio": 0.1, "lr": 1e-4,
+    "warmup_steps": 3,
+}
 
-#: Per-env settings (all models): token budgets that fit each env's observations (byte tokens for the tiny models;
-#: subword checkpoints need fewer) and the rollout shape. Measured in benchmarks/RESULTS.md, "GRPO defaults".
+#: Per-env settings (all models): token budgets in byte tokens (the tiny models; subword checkpoints need fewer):
+#: ``max_new_tokens`` holds the expert's longest action and its end-of-turn id (countdown's are 46-49 bytes,
+#: arithmetic's up to 44, search.multihop's up to 51, code.functions' up to 371), ``max_seq_len`` the prompt, a
+#: full-length action and the env's error observation; and the rollout shape. Measured in benchmarks/RESULTS.md,
+#: "GRPO defaults".
 ENV_DEFAULTS: dict[str, dict[str, Any]] = {
-    "arl/math.arithmetic-v0": {"max_new_tokens": 40, "max_seq_len": 384},
-    "arl/math.countdown-v0": {"max_new_tokens": 48, "max_seq_len": 512},
+    "arl/math.arithmetic-v0": {"max_new_tokens": 56, "max_seq_len": 384},
+    "arl/math.countdown-v0": {"max_new_tokens": 64, "max_seq_len": 512},
     "arl/code.functions-v0": {
-        "max_new_tokens": 320, "max_seq_len": 2048, "num_groups": 4, "group_size": 4, "eval_tasks": 16,
+        "max_new_tokens": 384, "max_seq_len": 2048, "num_groups": 4, "group_size": 4, "eval_tasks": 16,
         "eval_samples": 2,
     },
-    "arl/search.multihop-v0": {"max_new_tokens": 48, "max_seq_len": 2048},
+    "arl/search.multihop-v0": {"max_new_tokens": 64, "max_seq_len": 2048},
 }
 #: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS`.
 TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -111,8 +118,9 @@ class GRPOConfig:
         group_size: Episodes per task (G in the GRPO paper).
         max_new_tokens: Sampled tokens per turn; a turn that reaches it without a stop token is a truncated turn.
         max_seq_len: Token budget of a whole episode (prompt + actions + observations); the decoder's static
-            KV cache is sized from it. An episode that would exceed it ends as context-truncated: the agent's
-            failure, scored with the rewards it earned and trained on (not masked).
+            KV cache is sized from it. An episode whose next action or observation does not fit ends there as
+            ``context_truncated``: it keeps the rewards it earned (``success=False``: the agent's failure) and IS
+            trained on, never masked (see :meth:`arl_baselines.grpo.rollout.Episode.trainable`).
         temperature: Sampling temperature of rollouts (the loss uses the same temperature on the logits, as TRL).
         top_k: Keep only the top-k logits when sampling (0 disables). Non-zero top-k makes the sampling
             distribution differ from the trained one; leave at 0 for on-policy GRPO.
@@ -166,7 +174,9 @@ class GRPOConfig:
         sft_episodes: Distinct expert episodes collected (random seeds of the training range).
         sft_schedule: ``constant`` (default) or ``cosine`` (decay to ``sft_min_lr_ratio * sft_lr``). Measured
             (issue 16): a cosine SFT ends sharp, and any GRPO lr above its final lr overshoots even along the
-            exact gradient; after a constant-lr SFT, GRPO at or below ``sft_lr`` is stable.
+            exact gradient; after a constant-lr SFT, GRPO at or below ``sft_lr`` is stable. :data:`TINY_DEFAULTS`
+            use ``cosine`` (3e-3 down to 3e-4) with GRPO at 1e-4, below that final lr: in the issue-16 sweep this
+            kept the SFT's held-out success through GRPO where constant-lr SFT lost part of it.
         sft_min_lr_ratio: Final lr of the cosine schedule as a fraction of ``sft_lr``.
 
     Evaluation:

@@ -782,6 +782,9 @@ DEMO_SETTINGS: dict[str, Any] = {
     "sft_steps": 150,
     "sft_episodes": 32,
     "sft_lr": 3e-3,
+    # constant, as measured (RESULTS.md, issue 16), not TINY_DEFAULTS' cosine: the SFT-only branch continues SFT
+    # past sft_steps, where the cosine formula of sft_lr_at climbs back towards sft_lr
+    "sft_schedule": "constant",
     "num_groups": 16,
     "group_size": 8,
     "lr": 3e-4,
