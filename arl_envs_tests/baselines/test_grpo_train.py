@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import pytest
 
@@ -177,3 +178,12 @@ def test_train_seeds_fix_the_training_tasks(tmp_path) -> None:
     assert seen and seen <= allowed
     with pytest.raises(ValueError, match="train_seeds"):
         GRPOConfig(train_seeds=[])
+
+
+def test_expert_actions_longer_than_a_turn_warn(tmp_path) -> None:
+    """An SFT set whose expert actions cannot fit ``max_new_tokens`` warns (every imitating turn would be cut)."""
+    with pytest.warns(UserWarning, match="longer than max_new_tokens=8"):
+        train(MATH, "tiny", 0, tmp_path, sft_steps=1, max_new_tokens=8, **SMALL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        train(MATH, "tiny", 0, tmp_path / "fits", sft_steps=1, max_new_tokens=40, **SMALL)

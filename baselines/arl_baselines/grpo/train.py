@@ -191,6 +191,7 @@ class Trainer:
             data = [e for e in expert_episodes(self.engine, seeds) if e.sampled_tokens > 0 and not e.context_truncated]
             if not data:
                 raise RuntimeError(f"no usable expert episodes for {self.env_id} (all empty or longer than max_seq_len)")
+            _warn_long_actions(data, cfg.max_new_tokens)
             self._sft_data = data
             self._sft_opt = torch.optim.AdamW(
                 self.policy.model.parameters(), lr=cfg.sft_lr, weight_decay=cfg.weight_decay, betas=cfg.adam_betas
@@ -517,6 +518,30 @@ class Trainer:
         plot_curves(self.out)
         self.engine.close()
         return s
+
+
+def _longest_action(ep: Episode) -> int:
+    """Tokens of the longest run of trained ids in ``ep`` (one action with its stop id)."""
+    best = run = 0
+    for m in ep.mask:
+        run = run + 1 if m else 0
+        best = max(best, run)
+    return best
+
+
+def _warn_long_actions(data: list[Episode], max_new_tokens: int) -> None:
+    """Warn when expert actions (stop id included) are longer than a sampled turn may be: the policy could never
+    finish such an action, so every rollout that imitates it is cut as a ``truncated_turn`` (issue 16 found the
+    Countdown default budget one token short of 94% of the expert's answers)."""
+    lengths = [_longest_action(e) for e in data]
+    over = sum(n > max_new_tokens for n in lengths)
+    if over:
+        warnings.warn(
+            f"{over} of {len(data)} expert demonstrations have an action longer than max_new_tokens="
+            f"{max_new_tokens} tokens (longest {max(lengths)}, stop id included): sampled turns that imitate them are "
+            "cut as truncated turns; raise max_new_tokens",
+            stacklevel=3,
+        )
 
 
 def grpo_lr_at(cfg: GRPOConfig, step: int) -> float:
