@@ -21,7 +21,6 @@ lr 1e-3, episode-level advantages.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import statistics
 import sys
@@ -73,8 +72,7 @@ def run_seed(env_id: str, seed: int, steps: int, eval_every: int, out: Path, set
     tr.sft()
     sft_s = time.perf_counter() - t0
     after = tr.evaluate("after_sft")
-    checkpoint = copy.deepcopy(tr.policy.model.state_dict())
-    sft_step, sft_opt, sft_rng = tr._sft_step, copy.deepcopy(tr._sft_opt.state_dict()), tr._sft_rng.getstate()
+    checkpoint = tr.sft_snapshot()
     tr.setup_grpo()
     grpo_s, curve = 0.0, [(0, after["success"])]
     for i in range(1, steps + 1):
@@ -84,10 +82,7 @@ def run_seed(env_id: str, seed: int, steps: int, eval_every: int, out: Path, set
         if eval_every and i % eval_every == 0:
             curve.append((i, tr.evaluate(f"grpo_{i}")["success"]))
     final = tr.evals[f"grpo_{steps}"] if curve[-1][0] == steps else tr.evaluate("final")
-    tr.policy.model.load_state_dict(checkpoint)
-    tr._sft_opt.load_state_dict(sft_opt)
-    tr._sft_step = sft_step
-    tr._sft_rng.setstate(sft_rng)
+    tr.restore_sft_snapshot(checkpoint)
     extra = tr.sft(steps=10**9, time_budget_s=grpo_s)
     sft_only = tr.evaluate("sft_only")
     tr.engine.close()

@@ -233,6 +233,25 @@ class Trainer:
         self.sft_examples = len(data)
         return logs
 
+    def sft_snapshot(self) -> dict[str, Any]:
+        """Copies of the model weights, the SFT optimiser state, step and data-stream state (after :meth:`sft`),
+        for :meth:`restore_sft_snapshot`: two continuations of one SFT checkpoint (:func:`sft_vs_grpo`)."""
+        if self._sft_opt is None:
+            raise RuntimeError("sft_snapshot needs a finished sft() call")
+        return {
+            "model": copy.deepcopy(self.policy.model.state_dict()),
+            "opt": copy.deepcopy(self._sft_opt.state_dict()),
+            "step": self._sft_step,
+            "rng": self._sft_rng.getstate(),
+        }
+
+    def restore_sft_snapshot(self, snapshot: dict[str, Any]) -> None:
+        """Put the model, SFT optimiser, step and data stream back to ``snapshot`` (:meth:`sft_snapshot`)."""
+        self.policy.model.load_state_dict(snapshot["model"])
+        self._sft_opt.load_state_dict(snapshot["opt"])
+        self._sft_step = snapshot["step"]
+        self._sft_rng.setstate(snapshot["rng"])
+
     # ----------------------------------------------------------------- GRPO
     def setup_grpo(self) -> None:
         """Optimiser (and frozen reference model when ``beta > 0``) for the GRPO phase."""
@@ -756,9 +775,7 @@ def sft_vs_grpo(
     tr.evaluate("before")
     tr.sft()
     tr.evaluate("after_sft")
-    checkpoint = copy.deepcopy(tr.policy.model.state_dict())
-    sft_step, sft_opt = tr._sft_step, copy.deepcopy(tr._sft_opt.state_dict())
-    sft_rng = tr._sft_rng.getstate()
+    checkpoint = tr.sft_snapshot()
     tr.setup_grpo()
     t = time.perf_counter()
     for _ in range(grpo_steps):
@@ -770,10 +787,7 @@ def sft_vs_grpo(
     (tr.out / "summary.json").write_text(json.dumps(grpo_summary, indent=2, default=str))
     plot_curves(tr.out)
     # branch (b): the same checkpoint, SFT optimiser and data stream; SFT for the GRPO phase's wall time
-    tr.policy.model.load_state_dict(checkpoint)
-    tr._sft_opt.load_state_dict(sft_opt)
-    tr._sft_step = sft_step
-    tr._sft_rng.setstate(sft_rng)
+    tr.restore_sft_snapshot(checkpoint)
     extra = tr.sft(steps=10**9, time_budget_s=grpo_s)
     sft_only = tr.evaluate("sft_only")
     tr.engine.close()
