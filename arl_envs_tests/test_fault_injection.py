@@ -53,7 +53,7 @@ def crashing_grader(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_grader_crash_is_env_error(env_id: str, crashing_grader: None) -> None:
     env = gym.make(env_id, **({"max_tool_calls": 0} if "tool" in env_id else {}))
     env.reset(seed=0)
-    info = _assert_env_error(env.step("The answer is \\boxed{x + 1}"))  # not the gold string: goes to the worker
+    info = _assert_env_error(env.step("The answer is \\boxed{\\mathbf{7}}"))  # one number in a form only the worker reads
     assert "grader" in info["env_error"]
     env.close()
 
@@ -68,7 +68,7 @@ def test_grader_raising_is_env_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grading.GraderPool, "grade", broken)
     env = gym.make("arl/math.arithmetic-v0")
     env.reset(seed=0)
-    info = _assert_env_error(env.step("\\boxed{x + 1}"))
+    info = _assert_env_error(env.step("\\boxed{\\mathbf{7}}"))  # a form only the worker reads
     assert "RuntimeError: grader pool broken" in info["env_error"]
 
 
