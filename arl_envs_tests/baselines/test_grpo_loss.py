@@ -175,3 +175,35 @@ def test_ratio_one_loss_zero_but_gradient_not() -> None:
     assert logp.grad[0, 1:].tolist() == pytest.approx([-1 / 6] * 3)
     assert logp.grad[1, 1:].tolist() == pytest.approx([1 / 6] * 3)
     assert logp.grad[:, 0].tolist() == [0.0, 0.0]
+
+
+def test_entropy_bonus_exact_value_and_direction() -> None:
+    """``entropy_coef``: DAPO loss minus coef * (sum of masked entropies / token count), by hand; its gradient alone
+    (advantages 0) raises the entropy of a 2-token distribution; bad use raises."""
+    logits = torch.tensor([[0.0, 0.0], [2.0, -1.0], [1.0, 0.5]], requires_grad=True)  # 3 positions, vocab 2
+    logz = torch.log_softmax(logits, -1)
+    ent = -(logz.exp() * logz).sum(-1)[None, :]  # (1, 3)
+    logp = logz[:, 0][None, :]
+    mask = torch.tensor([[0.0, 1.0, 1.0]])
+    adv = torch.tensor([0.5])
+    base, _ = grpo_loss(logp, logp.detach(), adv, mask)
+    with_bonus, _ = grpo_loss(logp, logp.detach(), adv, mask, entropy=ent, entropy_coef=0.1)
+    # by hand: entropies of softmax([2, -1]) and softmax([1, 0.5]); only positions 1 and 2 are masked in
+    h = []
+    for a, b in ((2.0, -1.0), (1.0, 0.5)):
+        pa = math.exp(a) / (math.exp(a) + math.exp(b))
+        h.append(-(pa * math.log(pa) + (1 - pa) * math.log(1 - pa)))
+    assert float(with_bonus) == pytest.approx(float(base) - 0.1 * sum(h) / 2, rel=1e-6)
+    only, _ = grpo_loss(logp, logp.detach(), torch.tensor([0.0]), mask, entropy=ent, entropy_coef=1.0)
+    only.backward()
+    with torch.no_grad():
+        stepped = logits - 0.5 * logits.grad
+        z = torch.log_softmax(stepped, -1)
+        assert float(-(z.exp() * z).sum(-1)[1:].sum()) > sum(h)
+    assert logits.grad[0].abs().sum() == 0  # the unmasked position gets no gradient
+    with pytest.raises(ValueError, match="entropy_coef"):
+        grpo_loss(logp, logp.detach(), adv, mask, entropy_coef=0.1)
+    with pytest.raises(ValueError, match="entropy_coef"):
+        grpo_loss(logp, logp.detach(), adv, mask, entropy=ent, entropy_coef=-1.0)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        grpo_loss(logp, logp.detach(), adv, mask, entropy=ent[:, :2], entropy_coef=0.1)

@@ -61,6 +61,7 @@ def test_train_writes_metrics_plot_and_summary(tmp_path) -> None:
         {"loss_type": "dr_grpo", "scale_rewards": "none"},
         {"loss_type": "dapo", "importance_sampling_level": "sequence"},
         {"beta": 0.05, "num_iterations": 2, "micro_batch_size": 3},
+        {"entropy_coef": 0.01, "num_iterations": 2},
         {"optimizer": "sgd", "lr": 0.01, "drop_zero_spread": False, "mask_truncated": False},
         {"advantage_level": "step", "diversity": "ngram", "sft_steps": 3, "sft_schedule": "cosine"},
     ],

@@ -29,7 +29,7 @@ TRAIN_SEED_RANGE = 1_000_000_000
 #: Lower bounds of numeric settings (None values of optional ones are not checked): name -> (bound, inclusive).
 FIELD_MINIMUMS: dict[str, tuple[float, bool]] = {
     "lr": (0.0, False), "sft_lr": (0.0, False), "adam_eps": (0.0, False), "max_grad_norm": (0.0, False),
-    "weight_decay": (0.0, True), "beta": (0.0, True), "sgd_momentum": (0.0, True), "top_k": (0, True),
+    "weight_decay": (0.0, True), "beta": (0.0, True), "entropy_coef": (0.0, True), "sgd_momentum": (0.0, True), "top_k": (0, True),
     "warmup_steps": (0, True), "sft_steps": (0, True), "sft_batch_size": (1, True), "sft_episodes": (0, True),
     "eval_every": (0, True), "eval_tasks": (0, True), "eval_samples": (1, True), "log_samples": (0, True),
     "num_threads": (1, True), "time_limit_s": (0.0, False),
@@ -139,6 +139,10 @@ class GRPOConfig:
         scale_rewards: ``group`` | ``batch`` | ``none``.
         epsilon_low / epsilon_high: Clip range ``[1 - epsilon_low, 1 + epsilon_high]`` of the ratio.
         beta: Weight of the k3 KL estimate to a frozen reference model (0 keeps no reference model).
+        entropy_coef: Weight of an entropy bonus: each trained token's loss term minus ``entropy_coef`` times the
+            entropy (nats) of the policy's temperature-scaled next-token distribution there, aggregated like the
+            surrogate (PPO's ``c2`` term, Schulman et al. 2017, arXiv:1707.06347; verl's ``entropy_coeff``). 0 (the
+            default) adds nothing. Counters the entropy collapse that ends exploration on multi-turn ids.
         importance_sampling_level: ``token`` (GRPO) or ``sequence`` (GSPO).
         drop_zero_spread: Remove groups whose rewards have zero spread from the loss batch (their advantages are
             0 anyway; dropping them keeps them out of the token normaliser, as DAPO's dynamic sampling filter).
@@ -214,6 +218,7 @@ class GRPOConfig:
     epsilon_low: float = 0.2
     epsilon_high: float = 0.28
     beta: float = 0.0
+    entropy_coef: float = 0.0
     importance_sampling_level: str = "token"
     drop_zero_spread: bool = True
     num_iterations: int = 1

@@ -179,6 +179,8 @@ def grpo_loss(
     max_completion_length: int | None = None,
     num_items_in_batch: float | None = None,
     num_micro_batches: int = 1,
+    entropy: torch.Tensor | None = None,
+    entropy_coef: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Clipped GRPO surrogate for one micro-batch.
 
@@ -202,6 +204,10 @@ def grpo_loss(
         max_completion_length: Constant normaliser of ``dr_grpo`` (sampled tokens per episode, at most).
         num_items_in_batch: Token count of the whole optimisation batch (``dapo``); default: this micro-batch's.
         num_micro_batches: Gradient-accumulation steps (divides ``grpo``/``bnpo``/``dr_grpo`` losses).
+        entropy: ``(B, T)`` per-token entropy (nats, with grad) of the current policy; needed when
+            ``entropy_coef > 0``.
+        entropy_coef: Entropy bonus weight: ``l_t`` becomes ``l_t - entropy_coef * entropy_t`` before aggregation
+            (PPO's ``c2``, Schulman et al. 2017).
 
     Returns:
         ``(loss, stats)``: a scalar tensor, and floats ``clip_low``, ``clip_high``, ``clip_region`` (fractions of
@@ -210,7 +216,7 @@ def grpo_loss(
 
     Raises:
         ValueError: Unknown option, ``beta > 0`` without ``ref_logp``, ``dr_grpo`` without
-            ``max_completion_length``, or shape mismatch.
+            ``max_completion_length``, ``entropy_coef`` negative or > 0 without ``entropy``, or shape mismatch.
     """
     if loss_type not in LOSS_TYPES:
         raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
@@ -224,6 +230,10 @@ def grpo_loss(
         )
     if beta > 0 and ref_logp is None:
         raise ValueError("beta > 0 needs ref_logp (log-probs of the reference model)")
+    if entropy_coef < 0 or (entropy_coef > 0 and entropy is None):
+        raise ValueError(f"entropy_coef must be >= 0 and needs the per-token entropy when > 0, got {entropy_coef}")
+    if entropy is not None and entropy.shape != logp.shape:
+        raise ValueError(f"shape mismatch: entropy {tuple(entropy.shape)}, logp {tuple(logp.shape)}")
     if loss_type == "dr_grpo" and not max_completion_length:
         raise ValueError("loss_type='dr_grpo' needs max_completion_length")
     m = mask.to(logp.dtype)
@@ -244,6 +254,9 @@ def grpo_loss(
         kl = torch.exp(d) - d - 1
         per_token = per_token + beta * kl
     per_token = per_token.expand_as(m)
+    if entropy_coef > 0:
+        assert entropy is not None
+        per_token = per_token - entropy_coef * entropy.to(logp.dtype)
     total = (per_token * m).sum()
     if loss_type == "grpo":
         loss = ((per_token * m).sum(-1) / m.sum(-1).clamp(min=1.0)).mean() / num_micro_batches

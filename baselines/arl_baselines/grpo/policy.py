@@ -403,6 +403,7 @@ def token_logprobs(
     *,
     temperature: float = 1.0,
     with_entropy: bool = False,
+    entropy_grad: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probabilities of ``input_ids`` under ``model`` at the positions of ``loss_mask``.
 
@@ -416,6 +417,7 @@ def token_logprobs(
         loss_mask: ``(B, T)`` float/bool, 1 on the policy's sampled tokens.
         temperature: Sampling temperature (0 is treated as 1: greedy sampling has no density to train on).
         with_entropy: Also return the entropy (nats) of the temperature-scaled distribution at those positions.
+        entropy_grad: Keep the entropy in the autograd graph (for an entropy bonus); detached otherwise.
 
     Returns:
         ``(logp, entropy)``, each ``(B, T)`` float32 (entropy None unless requested).
@@ -439,5 +441,5 @@ def token_logprobs(
     entropy = None
     if with_entropy:
         ent = -(logz.exp() * logz).sum(-1)
-        entropy = torch.zeros(mask.shape, dtype=torch.float32, device=input_ids.device).masked_scatter(mask, ent.detach())
+        entropy = torch.zeros(mask.shape, dtype=torch.float32, device=input_ids.device).masked_scatter(mask, ent if entropy_grad else ent.detach())
     return logp, entropy

@@ -446,7 +446,10 @@ class Trainer:
             self.opt.zero_grad(set_to_none=True)
             loss_total = 0.0
             for j, (ids, mask, adv, slp) in enumerate(batches):
-                logp, ent = token_logprobs(model, ids, mask, temperature=cfg.temperature, with_entropy=(it == 0))
+                bonus = cfg.entropy_coef > 0
+                logp, ent = token_logprobs(
+                    model, ids, mask, temperature=cfg.temperature, with_entropy=(it == 0 or bonus), entropy_grad=bonus
+                )
                 old_lp = old[j] if old[j] is not None else logp.detach()
                 loss, st = grpo_loss(
                     logp,
@@ -462,6 +465,8 @@ class Trainer:
                     max_completion_length=self.engine.max_completion_tokens,
                     num_items_in_batch=n_items,
                     num_micro_batches=len(batches),
+                    entropy=ent,
+                    entropy_coef=cfg.entropy_coef,
                 )
                 loss.backward()
                 loss_total += float(loss.detach())
@@ -470,7 +475,7 @@ class Trainer:
                     agg[k] = agg.get(k, 0.0) + v * w
                 weights += w
                 if it == 0:  # the sampler's distribution is compared with the first pass only
-                    first["entropy"] = first.get("entropy", 0.0) + (float((ent * mask).sum()) if ent is not None else 0.0)
+                    first["entropy"] = first.get("entropy", 0.0) + (float((ent.detach() * mask).sum()) if ent is not None else 0.0)
                     first["sampler_logp_gap"] = first.get("sampler_logp_gap", 0.0) + float(
                         ((logp.detach() - slp).abs() * mask).sum()
                     )
