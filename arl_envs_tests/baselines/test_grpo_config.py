@@ -17,7 +17,9 @@ def test_defaults_validate_and_lax_strings_convert() -> None:
     ("changes", "field"),
     [({"lr": "abc"}, "lr"), ({"warmup_steps": -5}, "warmup_steps"), ({"lr": 0.0}, "lr"),
      ({"num_groups": "eight"}, "num_groups"), ({"adam_betas": (0.9,)}, "adam_betas"), ({"progress": "maybe"}, "progress"),
-     ({"time_limit_s": -1.0}, "time_limit_s"), ({"env_kwargs": ["difficulty", 3]}, "env_kwargs")],
+     ({"time_limit_s": -1.0}, "time_limit_s"), ({"env_kwargs": ["difficulty", 3]}, "env_kwargs"),
+     ({"entropy_coef": -0.1}, "entropy_coef"), ({"entropy_coef": float("nan")}, "entropy_coef"),
+     ({"lr": float("nan")}, "lr"), ({"beta": float("inf")}, "beta"), ({"temperature": "nan"}, "temperature")],
 )
 def test_bad_values_name_the_field(changes: dict, field: str) -> None:
     with pytest.raises(ValueError, match=rf"GRPOConfig\.{field}\b"):

@@ -7,6 +7,7 @@ Defaults follow TRL's ``GRPOConfig`` where the knob exists there (``loss_type="d
 from __future__ import annotations
 
 import dataclasses
+import math
 import functools
 import typing
 from dataclasses import dataclass, field
@@ -307,6 +308,8 @@ class GRPOConfig:
             except pydantic.ValidationError as exc:
                 why = exc.errors()[0].get("msg", str(exc))
                 raise ValueError(f"GRPOConfig.{name}: invalid value {value!r} ({why})") from None
+            if isinstance(value, float) and (math.isnan(value) or (math.isinf(value) and name != "time_limit_s")):
+                raise ValueError(f"GRPOConfig.{name} must be a finite number, got {value!r}")
             setattr(self, name, value)
             bound = FIELD_MINIMUMS.get(name)
             if bound is not None and value is not None and (value < bound[0] or (value == bound[0] and not bound[1])):
