@@ -331,19 +331,15 @@ class BwrapSandbox(Sandbox):
             binds.append(python_dir)
         return binds
 
-    def _masked_paths(self) -> list[str]:
-        """Sandbox paths where a bind would show :data:`PACKAGE_DIR` (covered by an empty tmpfs), deduplicated.
+    @staticmethod
+    def _masked_paths(binds: list[tuple[str, str]]) -> list[str]:
+        """Sandbox paths where one of ``binds`` (``(host, sandbox)`` pairs) would show :data:`PACKAGE_DIR` (each
+        covered by an empty tmpfs), deduplicated.
 
         Without this, a sandboxed program could read the gold answers of the task it is solving
         (``arl/math.tool-v0`` with GSM8K: grep the question in the shipped JSONL, box its answer) whenever the
         package is installed under a bound directory.
         """
-        binds = [("/usr", "/usr")]
-        binds += [(str(Path("/") / n), str(Path("/") / n)) for n in USR_ALIASES if (Path("/") / n).is_dir()
-                  and not (Path("/") / n).is_symlink()]
-        binds += [(p, p) for p in self._python_binds()]
-        binds += [(sp, f"{SITE_PACKAGES_MOUNT}{i}") for i, sp in enumerate(self.site_packages)]
-        binds += [(str(src), str(dest)) for src, dest in self.ro_binds.items()]
         masked: list[str] = []
         for src, dest in binds:
             try:
@@ -372,25 +368,26 @@ class BwrapSandbox(Sandbox):
             "/usr",
             "/usr",
         ]
+        bound: list[tuple[str, str]] = [("/usr", "/usr")]  # every read-only bind, checked by _masked_paths
         for name in USR_ALIASES:
             host = Path("/") / name
             if host.is_symlink():
                 args += ["--symlink", os.readlink(host), str(host)]
             elif host.is_dir():
                 args += ["--ro-bind", str(host), str(host)]
+                bound.append((str(host), str(host)))
         for path in self._python_binds():
             args += ["--ro-bind", path, path]
+            bound.append((path, path))
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(TMP_MB * MIB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         args += ["--size", str(TMP_MB * MIB), "--tmpfs", "/tmp"]
-        pythonpath: list[str] = []
-        for i, sp in enumerate(self.site_packages):
-            mount = f"{SITE_PACKAGES_MOUNT}{i}"
-            args += ["--ro-bind", sp, mount]
-            pythonpath.append(mount)
-        for src, dest in self.ro_binds.items():
-            args += ["--ro-bind", str(src), str(dest)]
-        for masked in self._masked_paths():
+        extra = [(sp, f"{SITE_PACKAGES_MOUNT}{i}") for i, sp in enumerate(self.site_packages)]
+        pythonpath = [mount for _, mount in extra]
+        extra += [(str(src), str(dest)) for src, dest in self.ro_binds.items()]
+        for src, dest in extra:
+            args += ["--ro-bind", src, dest]
+        for masked in self._masked_paths(bound + extra):
             args += ["--size", str(MIB), "--tmpfs", masked, "--remount-ro", masked]
         env = dict(BASE_ENV)
         if pythonpath:

@@ -442,11 +442,11 @@ class Trainer:
         first: dict[str, float] = {}
         weights = first_tokens = 0.0
         gn = 0.0
+        bonus = cfg.entropy_coef > 0  # the entropy then keeps its graph, on every pass
         for it in range(cfg.num_iterations):
             self.opt.zero_grad(set_to_none=True)
             loss_total = 0.0
             for j, (ids, mask, adv, slp) in enumerate(batches):
-                bonus = cfg.entropy_coef > 0
                 logp, ent = token_logprobs(
                     model, ids, mask, temperature=cfg.temperature, with_entropy=(it == 0 or bonus), entropy_grad=bonus
                 )
