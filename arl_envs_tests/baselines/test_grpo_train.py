@@ -188,3 +188,19 @@ def test_expert_actions_longer_than_a_turn_warn(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         train(MATH, "tiny", 0, tmp_path / "fits", sft_steps=1, max_new_tokens=40, **SMALL)
+
+
+def test_cosine_sft_schedule_holds_its_floor_past_sft_steps() -> None:
+    """The SFT-only branch of ``sft_vs_grpo`` continues SFT past ``sft_steps``: a cosine schedule must stay at its
+    floor there (the unclamped formula climbed back to ``sft_lr`` by step ``2 * sft_steps``)."""
+    from arl_baselines.grpo.train import sft_lr_at
+
+    cfg = GRPOConfig.from_kwargs(sft_steps=100, sft_lr=1e-2, sft_schedule="cosine", sft_min_lr_ratio=0.1)
+    assert sft_lr_at(cfg, 0) == pytest.approx(1e-2)
+    assert sft_lr_at(cfg, 50) == pytest.approx(1e-2 * (0.1 + 0.9 * 0.5))
+    for step in (100, 101, 150, 200, 10_000):
+        assert sft_lr_at(cfg, step) == pytest.approx(1e-3), step
+    lrs = [sft_lr_at(cfg, s) for s in range(300)]
+    assert all(a >= b for a, b in zip(lrs, lrs[1:]))  # never rises
+    const = GRPOConfig.from_kwargs(sft_steps=100, sft_lr=1e-2, sft_schedule="constant")
+    assert {sft_lr_at(const, s) for s in (0, 99, 100, 500)} == {1e-2}

@@ -575,11 +575,17 @@ def grpo_lr_at(cfg: GRPOConfig, step: int) -> float:
 
 
 def sft_lr_at(cfg: GRPOConfig, step: int) -> float:
-    """SFT learning rate at ``step`` (0-based): constant, or cosine from ``sft_lr`` to ``sft_min_lr_ratio * sft_lr``."""
+    """SFT learning rate at ``step`` (0-based): constant, or cosine from ``sft_lr`` to ``sft_min_lr_ratio * sft_lr``.
+
+    The cosine (Loshchilov & Hutter 2017, SGDR, without restarts) reaches its floor at ``step == sft_steps`` and
+    stays there for any later step (e.g. the SFT-only branch of :func:`sft_vs_grpo`, which continues SFT past
+    ``sft_steps``): it never climbs back towards ``sft_lr``.
+    """
     if cfg.sft_schedule == "constant":
         return cfg.sft_lr
     floor = cfg.sft_min_lr_ratio
-    return cfg.sft_lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * step / max(cfg.sft_steps, 1))))
+    frac = min(step, cfg.sft_steps) / max(cfg.sft_steps, 1)
+    return cfg.sft_lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
 def pad_batch_floats(rows: list[list[float]], T: int, device: torch.device) -> torch.Tensor:
@@ -826,8 +832,7 @@ DEMO_SETTINGS: dict[str, Any] = {
     "sft_steps": 150,
     "sft_episodes": 32,
     "sft_lr": 3e-3,
-    # constant, as measured (RESULTS.md, issue 16), not TINY_DEFAULTS' cosine: the SFT-only branch continues SFT
-    # past sft_steps, where the cosine formula of sft_lr_at climbs back towards sft_lr
+    # constant, as measured (RESULTS.md, issue 16), not TINY_DEFAULTS' cosine
     "sft_schedule": "constant",
     "num_groups": 16,
     "group_size": 8,
