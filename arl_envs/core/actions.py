@@ -13,8 +13,10 @@ Every failure raises :class:`ParseError` whose message is written for the model 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -28,6 +30,33 @@ _JSON = json.JSONDecoder()
 
 class ParseError(ArlError, ValueError):
     """A malformed action. Its message is shown to the model as the observation (never raised out of ``step``)."""
+
+
+def parse_python_quietly(source: str, mode: str = "eval") -> ast.AST | None:
+    """``ast.parse(source, mode=mode)`` of model-written text, or None where it is not valid Python.
+
+    The compiler's ``SyntaxWarning``s (``invalid decimal literal`` for ``1if x``, invalid escape sequences) are
+    silenced while parsing: a policy's text must not print to the trainer's stderr, and under a
+    ``-W error::SyntaxWarning`` filter the same text would otherwise turn from a parsed (then refused) tree into a
+    parse failure, so the feedback it gets would depend on the caller's warnings filter. (This uses
+    :class:`warnings.catch_warnings`, which swaps the process-wide filter list: two threads parsing at the same
+    moment can leave ``SyntaxWarning`` ignored for the process afterwards, never the reverse.)
+
+    Args:
+        source: the text (any length; the caller bounds it).
+        mode: ``"eval"`` (one expression) or ``"exec"`` (statements), as for :func:`ast.parse`.
+
+    Returns:
+        The tree, or None on ``SyntaxError``, ``ValueError`` (NUL bytes), ``UnicodeError`` (lone surrogates),
+        ``MemoryError`` or ``RecursionError`` (too deeply nested). Never raises for any ``str``.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)  # invalid escapes before Python 3.12
+            return ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
+        return None
 
 
 def parse_json_tool_calls(text: str) -> list[ToolCall]:

@@ -109,3 +109,26 @@ def test_find_blocks_agrees_with_the_regex_it_replaces() -> None:
         assert got == want, text
         blocks = find_blocks(text, opener, lambda m: f"</{m.group(1)}>", ignore_case=True)
         assert remove_blocks(text, blocks, " ") == ref.sub(" ", text)
+
+
+def test_parse_python_quietly_never_warns_or_raises() -> None:
+    """Model text that makes ``ast.parse`` warn or fail: a tree or None, never a warning or an exception, and the
+    result does not change under an ``error`` warnings filter."""
+    import ast
+    import warnings
+
+    from arl_envs.core.actions import parse_python_quietly
+
+    cases = {"1if 1else 2": ast.Expression, '"\\d"': ast.Expression, "click(\"a1\")": ast.Expression,
+             "3 4": None, "1\x00": None, "\udfff": None, "(" * 300 + ")" * 300: None}
+    for src, kind in cases.items():
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            tree = parse_python_quietly(src)
+        assert seen == [], src
+        assert (tree is None) if kind is None else isinstance(tree, kind), src
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            again = parse_python_quietly(src)
+        assert (again is None) == (tree is None), src
+    assert isinstance(parse_python_quietly("x = 1\ny = 2", "exec"), ast.Module)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.core.actions import last_boxed
+from arl_envs.core.actions import last_boxed, parse_python_quietly
 from arl_envs.core.errors import TaskLoadError
 
 #: The shipped default dataset: GSM8K test split (1,319 problems), MIT license, Cobbe et al. 2021.
@@ -290,10 +290,8 @@ def check_countdown(expression: str, numbers: list[int], target: int) -> tuple[b
 
 def _eval_ast_expression(expr: str, original: str) -> tuple[Fraction, list[int]] | str:
     """``(value, integer literals in order)`` of ``expr`` read with :mod:`ast`, or the feedback saying why not."""
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
-        # ValueError: NUL bytes; UnicodeError: lone surrogates (e.g. "\udfff"), which the compiler cannot encode.
+    tree = parse_python_quietly(expr, "eval")
+    if tree is None:
         return f"could not parse {original!r} as an arithmetic expression"
     used: list[int] = []
 

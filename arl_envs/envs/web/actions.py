@@ -21,7 +21,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arl_envs.core.actions import ParseError, find_blocks, remove_blocks
+from arl_envs.core.actions import ParseError, find_blocks, parse_python_quietly, remove_blocks
 from arl_envs.core.tools import Tool, ToolCall
 
 #: Longest text accepted in one ``fill``/``answer`` (characters).
@@ -221,10 +221,7 @@ def _no_action_message() -> str:
 def _try_parse(src: str, mode: str) -> Any:
     if len(src) > 2 * MAX_TEXT_ARG + 1000 and mode == "exec":
         return None
-    try:
-        return ast.parse(src, mode=mode)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+    return parse_python_quietly(src, mode)
 
 
 def _literal(node: ast.AST, what: str) -> Any:

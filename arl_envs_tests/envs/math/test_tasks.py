@@ -109,3 +109,20 @@ def test_countdown_checker_rejects_unencodable_text() -> None:
     for expr in ("\udfff", "1 + \ud800", "1\x00+2"):
         ok, feedback = check_countdown(expr, [1, 2, 3], 6)
         assert ok is False and "could not parse" in feedback
+
+
+@pytest.mark.parametrize("expr", ["1if 1else 2", "0x1for x in y", '"\\d" + 1', "3 4"])
+def test_countdown_feedback_does_not_depend_on_the_warnings_filter(expr: str) -> None:
+    """Text that makes the compiler warn (``invalid decimal literal``, an invalid escape) gets the same verdict
+    under ``-W error`` as under the default filter, and no warning reaches the caller (it printed to stderr)."""
+    import warnings
+
+    from arl_envs.envs.math.tasks import check_countdown
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        default = check_countdown(expr, [1, 2, 3, 4], 3)
+    assert seen == [] and default[0] is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_countdown(expr, [1, 2, 3, 4], 3) == default
