@@ -32,31 +32,39 @@ class ParseError(ArlError, ValueError):
     """A malformed action. Its message is shown to the model as the observation (never raised out of ``step``)."""
 
 
-def parse_python_quietly(source: str, mode: str = "eval") -> ast.AST | None:
-    """``ast.parse(source, mode=mode)`` of model-written text, or None where it is not valid Python.
+def parse_untrusted_python(source: str, mode: str = "eval") -> ast.AST:
+    """``ast.parse(source, mode=mode)`` of model-written text, with one error type and no warnings.
 
-    The compiler's ``SyntaxWarning``s (``invalid decimal literal`` for ``1if x``, invalid escape sequences) are
-    silenced while parsing: a policy's text must not print to the trainer's stderr, and under a
-    ``-W error::SyntaxWarning`` filter the same text would otherwise turn from a parsed (then refused) tree into a
-    parse failure, so the feedback it gets would depend on the caller's warnings filter. (This uses
-    :class:`warnings.catch_warnings`, which swaps the process-wide filter list: two threads parsing at the same
-    moment can leave ``SyntaxWarning`` ignored for the process afterwards, never the reverse.)
+    The compiler's ``SyntaxWarning``s (``invalid decimal literal`` for ``1if x``, invalid escape sequences; a
+    ``DeprecationWarning`` before Python 3.12) are silenced while parsing: a policy's text must not print to the
+    trainer's stderr, and under a ``-W error`` filter the same text would otherwise turn from a parsed (then
+    refused) tree into a parse failure, so the feedback it gets would depend on the caller's warnings filter. (This
+    uses :class:`warnings.catch_warnings`, which swaps the process-wide filter list: two threads parsing at the same
+    moment can leave these warnings ignored for the process afterwards, never the reverse.)
 
     Args:
         source: the text (any length; the caller bounds it).
         mode: ``"eval"`` (one expression) or ``"exec"`` (statements), as for :func:`ast.parse`.
 
     Returns:
-        The tree, or None on ``SyntaxError``, ``ValueError`` (NUL bytes), ``UnicodeError`` (lone surrogates),
-        ``MemoryError`` or ``RecursionError`` (too deeply nested). Never raises for any ``str``.
+        The tree (``ast.Expression`` for ``"eval"``, ``ast.Module`` for ``"exec"``).
+
+    Raises:
+        SyntaxError: for every text that does not parse, including those ``ast.parse`` refuses with another
+            error: NUL bytes (``ValueError``), lone surrogates (``UnicodeError``), nesting too deep
+            (``RecursionError``, ``MemoryError``). Its message says which.
     """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)  # invalid escapes before Python 3.12
+            warnings.simplefilter("ignore", DeprecationWarning)
             return ast.parse(source, mode=mode)
-    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
-        return None
+    except SyntaxError:
+        raise
+    except (ValueError, UnicodeError) as exc:
+        raise SyntaxError(f"unreadable text: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise SyntaxError("too deeply nested") from None
 
 
 def parse_json_tool_calls(text: str) -> list[ToolCall]:

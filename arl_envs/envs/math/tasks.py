@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from arl_envs.core.actions import last_boxed, parse_python_quietly
+from arl_envs.core.actions import last_boxed, parse_untrusted_python
 from arl_envs.core.errors import TaskLoadError
 
 #: The shipped default dataset: GSM8K test split (1,319 problems), MIT license, Cobbe et al. 2021.
@@ -290,8 +290,9 @@ def check_countdown(expression: str, numbers: list[int], target: int) -> tuple[b
 
 def _eval_ast_expression(expr: str, original: str) -> tuple[Fraction, list[int]] | str:
     """``(value, integer literals in order)`` of ``expr`` read with :mod:`ast`, or the feedback saying why not."""
-    tree = parse_python_quietly(expr, "eval")
-    if tree is None:
+    try:
+        tree = parse_untrusted_python(expr, "eval")
+    except SyntaxError:
         return f"could not parse {original!r} as an arithmetic expression"
     used: list[int] = []
 

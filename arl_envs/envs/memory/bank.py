@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError
+from arl_envs.core.actions import ParseError, parse_untrusted_python
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -371,8 +371,8 @@ class MemoryBankEnv(AgentEnv):
         calls = []
         for m in _CALL_LINE.finditer(text):
             try:
-                node = ast.parse(m.group(0).strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                node = parse_untrusted_python(m.group(0).strip(), "eval").body
+            except SyntaxError:
                 raise ParseError(f"cannot parse {m.group(0).strip()[:80]!r} as a call") from None
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 raise ParseError(f"{m.group(0).strip()[:80]!r} is not a call")

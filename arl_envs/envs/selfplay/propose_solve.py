@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, fenced_code_blocks, find_blocks
+from arl_envs.core.actions import ParseError, fenced_code_blocks, find_blocks, parse_untrusted_python
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -87,8 +87,8 @@ def check_program(program: str) -> str | None:
     if len(program) > MAX_PROGRAM_CHARS:
         return f"the program is longer than {MAX_PROGRAM_CHARS} characters"
     try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        tree = parse_untrusted_python(program, "exec")
+    except SyntaxError as exc:
         return f"the program does not parse: {exc}"
     if not any(isinstance(n, ast.FunctionDef) and n.name == "f" for n in tree.body):
         return "the program must define a top-level function f(x)"

@@ -21,7 +21,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arl_envs.core.actions import ParseError, find_blocks, parse_python_quietly, remove_blocks
+from arl_envs.core.actions import ParseError, find_blocks, parse_untrusted_python, remove_blocks
 from arl_envs.core.tools import Tool, ToolCall
 
 #: Longest text accepted in one ``fill``/``answer`` (characters).
@@ -221,7 +221,10 @@ def _no_action_message() -> str:
 def _try_parse(src: str, mode: str) -> Any:
     if len(src) > 2 * MAX_TEXT_ARG + 1000 and mode == "exec":
         return None
-    return parse_python_quietly(src, mode)
+    try:
+        return parse_untrusted_python(src, mode)
+    except SyntaxError:
+        return None
 
 
 def _literal(node: ast.AST, what: str) -> Any:

@@ -155,3 +155,23 @@ def test_noop_padding_does_not_dilute_the_loss_of_true_facts() -> None:
         assert progress(deletes + "\nnoop()" * 25) == progress(deletes)
     finally:
         env.close()
+
+
+def test_escape_in_an_entry_is_read_the_same_under_any_warnings_filter() -> None:
+    """``add("a\\;b")`` made the parser warn (invalid escape sequence) to stderr, and under ``-W error`` became a
+    format error; it is now one entry either way, and no warning reaches the caller."""
+    import warnings
+
+    def bank_after(filter_: str) -> tuple[int, str | None, int]:
+        env = gym.make(ENV_ID)
+        try:
+            env.reset(seed=0)
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter(filter_)
+                _, _, _, _, info = env.step('add("price 5\\;6 dollars")')
+            return info["bank_size"], info["action_error"], len(seen)
+        finally:
+            env.close()
+
+    assert bank_after("always") == (1, None, 0)
+    assert bank_after("error") == (1, None, 0)
