@@ -193,7 +193,7 @@ def test_entropy_bonus_exact_value_and_direction() -> None:
     for a, b in ((2.0, -1.0), (1.0, 0.5)):
         pa = math.exp(a) / (math.exp(a) + math.exp(b))
         h.append(-(pa * math.log(pa) + (1 - pa) * math.log(1 - pa)))
-    assert float(with_bonus) == pytest.approx(float(base) - 0.1 * sum(h) / 2, rel=1e-6)
+    assert with_bonus.item() == pytest.approx(base.item() - 0.1 * sum(h) / 2, rel=1e-6)
     only, _ = grpo_loss(logp, logp.detach(), torch.tensor([0.0]), mask, entropy=ent, entropy_coef=1.0)
     only.backward()
     with torch.no_grad():
