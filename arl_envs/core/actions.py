@@ -59,9 +59,7 @@ def parse_untrusted_python(source: str, mode: str = "eval") -> ast.AST:
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             return ast.parse(source, mode=mode)
-    except SyntaxError:
-        raise
-    except (ValueError, UnicodeError) as exc:
+    except ValueError as exc:  # NUL bytes on some versions; UnicodeError (lone surrogates) is a ValueError
         raise SyntaxError(f"unreadable text: {exc}") from None
     except (RecursionError, MemoryError):
         raise SyntaxError("too deeply nested") from None
