@@ -1,7 +1,7 @@
 """GRPO vs SFT-only at equal compute on a multi-turn id (issue 16 item 3), with held-out curves, over seeds.
 
     python benchmarks/grpo_multiturn.py [--env arl/embodied.frozenlake-v0] [--seeds 0 1 2] [--steps 80]
-        [--eval-every 40] [--advantage-level episode|step] [--threads 1] [--out runs/grpo_multiturn] [-s KEY=VALUE ...]
+        [--eval-every 40] [--model tiny] [--advantage-level episode|step] [--threads 1] [--out runs/grpo_multiturn] [-s KEY=VALUE ...]
 
 Per seed, in one process (the protocol of :func:`arl_baselines.grpo.train.sft_vs_grpo`, plus held-out evaluations
 along the GRPO branch):
@@ -64,11 +64,12 @@ def _value(text: str) -> Any:
         return text
 
 
-def run_seed(env_id: str, seed: int, steps: int, eval_every: int, out: Path, settings: dict[str, Any]) -> dict[str, Any]:
-    """One seed of the comparison; returns its held-out evaluations, curve and timings."""
+def run_seed(env_id: str, seed: int, steps: int, eval_every: int, out: Path, settings: dict[str, Any],
+             model: str = "tiny") -> dict[str, Any]:
+    """One seed of the comparison with policy ``model``; returns its held-out evaluations, curve and timings."""
     from arl_baselines.grpo.train import _trainer
 
-    tr = _trainer(env_id, "tiny", out / f"seed{seed}", {**settings, "seed": seed})
+    tr = _trainer(env_id, model, out / f"seed{seed}", {**settings, "seed": seed})
     t0 = time.perf_counter()
     tr.sft()
     sft_s = time.perf_counter() - t0
@@ -99,6 +100,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--env", default="arl/embodied.frozenlake-v0")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--model", default="tiny", help="policy spec: tiny, tiny-S, tiny-M, ... (see Policy.load)")
     ap.add_argument("--steps", type=int, default=80)
     ap.add_argument("--eval-every", type=int, default=40)
     ap.add_argument("--advantage-level", choices=("episode", "step"), default="episode")
@@ -113,9 +115,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         settings[key] = _value(value)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [run_seed(args.env, s, args.steps, args.eval_every, out, settings) for s in args.seeds]
+    rows = [run_seed(args.env, s, args.steps, args.eval_every, out, settings, args.model) for s in args.seeds]
     lifts = [r["lift"] for r in rows]
-    res = {"env": args.env, "settings": settings, "steps": args.steps, "rows": rows,
+    res = {"env": args.env, "model": args.model, "settings": settings, "steps": args.steps, "rows": rows,
            "lift_mean": statistics.fmean(lifts), "lift_std": statistics.stdev(lifts) if len(lifts) > 1 else 0.0}
     (out / "results.json").write_text(json.dumps(res, indent=2, default=str))
     print("| seed | after SFT | SFT-only | SFT+GRPO | lift | GRPO curve (step: success) | GRPO s | extra SFT steps |")
