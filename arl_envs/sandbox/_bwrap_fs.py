@@ -49,9 +49,17 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _mount_tmpfs(target: str, size_mb: int, uid: int, gid: int, mode: int = 0o700) -> None:
-    opts = f"size={int(size_mb)}m,mode={mode:04o},uid={uid},gid={gid}".encode()
-    if _libc().mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
+def _mount_tmpfs(target: str, size_mb: int, uid: int, gid: int, mode: int = 0o700, nr_inodes: int = 0) -> None:
+    """Mount a tmpfs of ``size_mb`` MiB at ``target``, holding at most ``nr_inodes`` files (0: the kernel's
+    default, half the machine's RAM pages).
+
+    Raises:
+        OSError: the mount failed (its errno).
+    """
+    opts = f"size={int(size_mb)}m,mode={mode:04o},uid={uid},gid={gid}"
+    if nr_inodes:
+        opts += f",nr_inodes={int(nr_inodes)}"
+    if _libc().mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
 

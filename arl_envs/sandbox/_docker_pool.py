@@ -27,6 +27,7 @@ from arl_envs.sandbox.policy import (
     BASE_ENV,
     TMP_MB,
     SandboxPolicy,
+    workdir_inodes,
 )
 
 #: Label on every container we create; its value is ``<hostname>:<pid>`` of the owning process.
@@ -168,7 +169,8 @@ class ContainerPool:
         )
         host_config = api.create_host_config(
             tmpfs={
-                WORKDIR: f"rw,exec,nosuid,nodev,size={self.workdir_mb}m,uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
+                WORKDIR: f"rw,exec,nosuid,nodev,size={self.workdir_mb}m,nr_inodes={workdir_inodes(self.workdir_mb)},"
+                f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
                 "/tmp": f"rw,exec,nosuid,nodev,size={TMP_MB}m,mode=1777",
             },
             **policy.docker_options(PID_RESERVE),

@@ -13,7 +13,10 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   answers) is covered by an empty read-only tmpfs wherever a bind would show it (:data:`PACKAGE_DIR`).
   ``/proc`` is the sandbox's own; ``/dev`` is minimal. ``/`` and
   ``/dev`` are read-only; the writable places are ``/work``, ``/tmp`` and ``/dev/shm``, each a tmpfs with a
-  ``size=`` (so even without a memory cgroup files cannot grow past them). As root, ``/etc`` and ``/work`` are
+  ``size=`` (so even without a memory cgroup files cannot grow past them); as root ``/work`` also has an
+  ``nr_inodes=`` (:func:`~arl_envs.sandbox.policy.workdir_inodes`), since empty files cost kernel memory that
+  ``size=`` does not count. bwrap's own ``/tmp`` and ``/dev/shm`` take no inode option: without a memory cgroup,
+  their inodes are bounded only by the run's wall time, and freed when the run ends. As root, ``/etc`` and ``/work`` are
   tmpfs mounts of their own and bwrap's options reach it through ``--args FD``, so nothing inside
   (``/proc/self/mountinfo``, ``/proc/1/cmdline`` of a session's reaper) names a host path or the host pid.
 * **Work directory**: ``/work`` is a per-sandbox (per-episode) tmpfs of ``workdir_mb`` MiB mounted on the host
@@ -120,6 +123,7 @@ from arl_envs.sandbox.policy import (  # noqa: F401 - MAX_OPEN_FILES...: re-expo
     TMP_MB,
     ULIMIT_BLOCK_BYTES,
     SandboxPolicy,
+    workdir_inodes,
 )
 from arl_envs.sandbox.seccomp import filter_bpf
 
@@ -276,7 +280,8 @@ class BwrapSandbox(Sandbox):
         work = self._state / "work"
         work.mkdir(mode=WORKDIR_MODE, exist_ok=True)
         if self.is_root:
-            _mount_tmpfs(str(work), self.workdir_mb, self.host_uid, self.host_gid, mode=WORKDIR_MODE)
+            _mount_tmpfs(str(work), self.workdir_mb, self.host_uid, self.host_gid, mode=WORKDIR_MODE,
+                         nr_inodes=workdir_inodes(self.workdir_mb))
         else:
             os.chmod(work, WORKDIR_MODE)
 

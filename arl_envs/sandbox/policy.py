@@ -24,6 +24,19 @@ RLIMIT_AS_SLACK_MB = 256
 ULIMIT_BLOCK_BYTES = 512
 #: Size of the per-run ``/tmp`` (and bwrap's ``/dev/shm``) tmpfs, MiB.
 TMP_MB = 64
+#: Files (inodes) allowed per MiB of a ``/work`` tmpfs: ``nr_inodes`` = this x ``workdir_mb``. An empty file on
+#: tmpfs takes no data block, only kernel memory for its inode and dentry (about 1 KiB), which ``size=`` does not
+#: count and which nothing charges where no memory cgroup is usable (the rlimits fallback): 400,000 empty files
+#: in ``/work`` once ran past ``memory_mb`` and stayed for the episode. 64 per MiB is 16,384 files in the default
+#: 256 MiB work directory (about 16 MiB of kernel memory); a repository checkout of a few thousand files fits.
+WORKDIR_INODES_PER_MB = 64
+
+
+def workdir_inodes(workdir_mb: int) -> int:
+    """``nr_inodes`` of a ``workdir_mb`` MiB ``/work`` tmpfs: the most files and directories it holds (count)."""
+    return WORKDIR_INODES_PER_MB * int(workdir_mb)
+
+
 #: Default PATH inside.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 #: Environment of every sandboxed program (nothing comes from the host).

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from arl_envs.sandbox import ExecResult, Limits
+from arl_envs.sandbox.policy import workdir_inodes
 from arl_envs_tests.sandbox.conftest import BATTERY_KEY, rlimits_host_uid, run_bounded
 
 #: Limits of every battery case (small, so the battery is quick).
@@ -382,6 +383,38 @@ def test_tmpfs_mounts_are_capped(sandbox_factory, variant, request) -> None:
     assert written < 1200, result.stdout[-300:]
     record(request, "write 1,200 MiB of files with `memory_mb=256` (issue 9.12)", variant, result,
            f"stopped after {written} MiB ({result.describe()})")
+
+
+#: Creates empty files in ``/work`` until one fails; prints how many fitted and the errno's name.
+COUNT_FILES = (
+    "import errno, os\n"
+    "n = 0\n"
+    "try:\n"
+    "    while n < 200_000:\n"
+    "        open(f'/work/f{n}', 'w').close()\n"
+    "        n += 1\n"
+    "    print('all', n)\n"
+    "except OSError as e:\n"
+    "    print('stopped', n, errno.errorcode.get(e.errno, e.errno))\n"
+)
+
+
+def test_work_dir_file_count_is_capped(sandbox_factory, variant, request) -> None:
+    """Empty files take no block of ``size=`` but cost kernel memory (inode + dentry) that no memory cgroup counts in
+    the rlimits fallback: ``/work`` holds at most ``workdir_inodes(workdir_mb)`` entries, the next creation fails with
+    ENOSPC inside the program (its own failure, in milliseconds, not a wall-clock race), and the episode goes on."""
+    limits = BATTERY_LIMITS.replace(wall_time_s=30.0, cpu_time_s=30.0)
+    with sandbox_factory(limits) as sb:
+        cap = workdir_inodes(sb.workdir_mb)
+        result = sb.run(code=COUNT_FILES)
+        assert result.sandbox_error is None and result.ok, result
+        word, count, *why = result.stdout.split()
+        assert word == "stopped" and why == ["ENOSPC"], result.stdout
+        assert cap - 64 <= int(count) < cap, (count, cap)  # the root and the program's own file take a few
+        after = sb.run("echo alive")
+        assert after.ok and after.stdout == "alive\n", after
+    record(request, f"create 200,000 empty files in `/work` (cap {cap:,})", variant, result,
+           f"ENOSPC after {int(count):,} files; next run: {after.describe()}")
 
 
 def _bwrap_only(variant: str) -> None:
