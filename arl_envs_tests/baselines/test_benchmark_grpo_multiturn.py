@@ -34,7 +34,7 @@ def _script() -> Any:
 
 @pytest.mark.slow
 def test_grpo_multiturn_script_protocol(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    res = _script().main(["--seeds", "0", "1", "--steps", "2", "--eval-every", "1", "--out", str(tmp_path), *TINY])
+    res = _script().main(["--model", "tiny", "--seeds", "0", "1", "--steps", "2", "--eval-every", "1", "--out", str(tmp_path), *TINY])
     on_disk = json.loads((tmp_path / "results.json").read_text())
     assert on_disk["model"] == res["model"] == "tiny"
     assert on_disk["env"] == "arl/embodied.frozenlake-v0"
