@@ -34,7 +34,7 @@ for p in (ROOT, ROOT / "baselines"):
         sys.path.insert(0, str(p))
 
 #: The best measured setting (benchmarks/RESULTS.md, issue 16): with ``--model tiny-S --steps 40`` (the defaults)
-#: +10.8 ± 12.6 points over SFT-only, 3 seeds; with tiny and 80 steps ("twice the batch at half the lr") +6.4 ± 3.9.
+#: +10.8 ± 12.6 points over SFT-only, 3 seeds (+11.0 ± 9.1 over 5); with tiny and 80 steps ("twice the batch at half the lr") +6.4 ± 3.9.
 #: The earlier rounds there used num_groups=16, lr=1e-3.
 SETTINGS: dict[str, Any] = {
     "env_kwargs": {"max_turns": 8},
