@@ -228,7 +228,8 @@ def demo(
 
 
 def _demo_grpo() -> bool:
-    """Run the GRPO part of the demo: SFT from few demonstrations, then GRPO vs more SFT at equal compute.
+    """Run the GRPO part of the demo: from an SFT checkpoint that imitated an imperfect demonstrator (wrong on 30%
+    of its demonstrations) to its plateau, GRPO vs more SFT at equal compute.
 
     True when it ran (the comparison is printed whichever way it goes; the demo does not fail on it).
     """
@@ -237,12 +238,15 @@ def _demo_grpo() -> bool:
     except ImportError as exc:
         console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
         return False
-    console.rule("GRPO (tiny model, CPU): SFT from 32 demonstrations, then GRPO vs more SFT at equal compute")
+    console.rule(
+        "GRPO (tiny model, CPU): imitation of a demonstrator wrong 30% of the time, then GRPO vs more SFT at equal compute"
+    )
     r = demo_run()
     console.print(
         f"SFT-only {r['success_sft_only']:.0%} vs SFT+GRPO {r['success_sft_grpo']:.0%} held-out success "
-        f"(after the shared SFT: {r['after_sft']['success']:.0%}; equal compute: {r['grpo_s']:.0f} s of GRPO = "
-        f"{r['sft_extra_steps']} more SFT steps). Curves: {r['output']}/curves.png",
+        f"(demonstrator {r['demonstrator_success']:.0%}; the shared SFT checkpoint {r['after_sft']['success']:.0%}; "
+        f"equal compute: {r['grpo_s']:.0f} s of GRPO = {r['sft_extra_steps']} more SFT steps). "
+        f"Curves: {r['output']}/curves.png",
         markup=False,
     )
     return True

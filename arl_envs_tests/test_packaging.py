@@ -52,6 +52,7 @@ def test_wheel_top_level_packages(wheel: Path) -> None:
         names = set(zf.namelist())
     assert "arl_baselines/grpo/config.py" in names and "arl_envs/core/env.py" in names
     assert "arl_envs/CONTRACT.md" in names  # the contract docstrings cite ships with the package
+    assert "arl_baselines/grpo/data/demo_sft.pt" in names  # the SFT checkpoint `arl-envs demo` starts from
 
 
 def test_no_extra_is_empty_and_all_resolves(wheel: Path) -> None:

@@ -31,3 +31,10 @@ def test_bad_values_name_the_field(changes: dict, field: str) -> None:
 def test_unknown_setting_is_named() -> None:
     with pytest.raises(TypeError, match="'lrr'"):
         GRPOConfig.from_kwargs(lrr=1e-4)
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5, float("nan")])
+def test_sft_error_rate_must_be_a_probability(rate: float) -> None:
+    with pytest.raises(ValueError, match="sft_error_rate"):
+        GRPOConfig(sft_error_rate=rate)
+    assert GRPOConfig(sft_error_rate=1.0).sft_error_rate == 1.0

@@ -118,17 +118,51 @@ def test_tiny_model_learns_one_step_task(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_demo_compares_grpo_and_sft_from_the_same_checkpoint_at_equal_compute(tmp_path) -> None:
-    """The demo's machinery at a smaller size: one SFT checkpoint, a GRPO branch and an SFT-only branch given the
-    GRPO branch's wall time, both evaluated on the same held-out seeds. (Its lift is measured by
-    ``benchmarks/grpo_cpu.py``, not asserted here: see benchmarks/RESULTS.md.)"""
-    r = demo_run(tmp_path, progress=False, grpo_steps=3, sft_steps=20, num_groups=4, eval_tasks=8, eval_samples=2)
+    """The demo's machinery at a smaller size, from the shipped SFT checkpoint (so that file loads with the
+    demo's settings): a GRPO branch and an SFT-only branch given the GRPO branch's wall time, both evaluated on the
+    same held-out seeds. (Its lift is measured by ``benchmarks/grpo_cpu.py``, not asserted here: see
+    benchmarks/RESULTS.md.)"""
+    from arl_baselines.grpo.train import DEMO_SETTINGS, DEMO_SFT_CHECKPOINT
+
+    assert DEMO_SFT_CHECKPOINT.is_file()
+    r = demo_run(tmp_path, progress=False, grpo_steps=3, num_groups=4, eval_tasks=8, eval_samples=2)
     assert r["sft_extra_steps"] >= 1 and r["grpo_s"] > 0
     assert r["lift"] == pytest.approx(r["success_sft_grpo"] - r["success_sft_only"])
-    assert set(r["grpo"]["evals"]) >= {"before", "after_sft", "final", "sft_only"}
+    # the demonstrator is wrong on ~30% of tasks and the checkpoint imitates it (not the untrained model)
+    assert 0.6 < r["demonstrator_success"] < 0.8 and r["after_sft"]["success"] > 0.3
+    assert set(r["grpo"]["evals"]) >= {"after_sft", "final", "sft_only"}
     rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and (tmp_path / "curves.png").exists() and (tmp_path / "comparison.json").exists()
     sft_rows = [json.loads(x) for x in (tmp_path / "sft.jsonl").read_text().splitlines()]
-    assert [x["sft_step"] for x in sft_rows] == list(range(1, 21 + r["sft_extra_steps"]))  # SFT-only continues
+    first = DEMO_SETTINGS["sft_steps"] + 1  # SFT-only continues the checkpoint's schedule
+    assert [x["sft_step"] for x in sft_rows] == list(range(first, first + r["sft_extra_steps"]))
+
+
+@pytest.mark.slow
+def test_demo_grpo_beats_more_sft_when_the_demonstrator_is_wrong(tmp_path) -> None:
+    """The demo itself (seed 0, its full settings: ~80 s on 2 quiet cores): from the shipped checkpoint, GRPO ends
+    above both its checkpoint and SFT-only of equal compute. Measured lifts (benchmarks/RESULTS.md, issue 16):
+    +0.184 / +0.312 / +0.188 on seeds 0-2 (+0.148 to +0.219 in three earlier runs from a sibling checkpoint); the
+    margin asserted is 0.08, a third of the mean, so evaluation noise (256 episodes: std ~0.03) cannot fail it."""
+    r = demo_run(tmp_path, progress=False, seed=0)
+    assert r["lift"] >= 0.08, r["lift"]
+    assert r["success_sft_grpo"] >= r["after_sft"]["success"] + 0.08
+
+
+def test_demo_checkpoint_builder_writes_a_checkpoint_the_demo_starts_from(tmp_path) -> None:
+    """``build_demo_checkpoint`` (``python -m arl_baselines.grpo.demo_checkpoint``) at a few steps: its curve has
+    one row per evaluation and ``demo_run`` continues from the file it writes."""
+    from arl_baselines.grpo.train import build_demo_checkpoint
+
+    small = {"sft_steps": 4, "sft_episodes": 64, "eval_tasks": 4, "eval_samples": 1}
+    b = build_demo_checkpoint(tmp_path / "ck.pt", tmp_path / "build", eval_every=2, progress=False, **small)
+    assert [c["sft_steps"] for c in b["curve"]] == [2, 4] and 0.5 < b["demonstrator_success"] < 0.9
+    r = demo_run(tmp_path / "demo", progress=False, sft_checkpoint=tmp_path / "ck.pt", grpo_steps=1, num_groups=2,
+                 **small)
+    assert r["demonstrator_success"] == b["demonstrator_success"] and r["sft_extra_steps"] >= 1
+    with pytest.raises(ValueError, match="sft_steps"):
+        demo_run(tmp_path / "bad", progress=False, sft_checkpoint=tmp_path / "ck.pt", grpo_steps=1,
+                 **{**small, "sft_steps": 5})
 
 
 def test_recommended_settings_fit_each_env(tmp_path) -> None:

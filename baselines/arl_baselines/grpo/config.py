@@ -184,6 +184,10 @@ class GRPOConfig:
             use ``cosine`` (3e-3 down to 3e-4) with GRPO at 1e-4, below that final lr: in the issue-16 sweep this
             kept the SFT's held-out success through GRPO where constant-lr SFT lost part of it.
         sft_min_lr_ratio: Final lr of the cosine schedule as a fraction of ``sft_lr``.
+        sft_error_rate: An imperfect demonstrator: the probability in [0, 1] that a demonstration's turn is a
+            decoy, the expert's answer to a different task (well-formed, usually wrong; see
+            :func:`arl_baselines.grpo.rollout.expert_episodes`). The demonstrations carry no reward, so imitation
+            learns the decoys with the rest; 0 (default): the expert exactly.
 
     Evaluation:
         eval_every: GRPO steps between evaluations (0: only before and after training).
@@ -247,6 +251,7 @@ class GRPOConfig:
     sft_episodes: int = 2048
     sft_schedule: str = "constant"
     sft_min_lr_ratio: float = 0.1
+    sft_error_rate: float = 0.0
     # evaluation
     eval_every: int = 0
     eval_tasks: int = 64
@@ -290,6 +295,8 @@ class GRPOConfig:
             raise ValueError(f"diversity must be one of {DIVERSITY_MODES}, got {self.diversity!r}")
         if self.sft_schedule not in SFT_SCHEDULES:
             raise ValueError(f"sft_schedule must be one of {SFT_SCHEDULES}, got {self.sft_schedule!r}")
+        if not 0.0 <= self.sft_error_rate <= 1.0:
+            raise ValueError(f"sft_error_rate must be in [0, 1], got {self.sft_error_rate}")
         if self.train_seeds is not None and not self.train_seeds:
             raise ValueError("train_seeds must be None or a non-empty list of task seeds")
         if self.dtype not in ("float32", "bfloat16"):

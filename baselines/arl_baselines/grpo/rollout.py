@@ -18,6 +18,7 @@ Episodes that cannot be trained on are kept (their rewards are real) but flagged
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ import gymnasium as gym
 import torch
 
 import arl_envs  # noqa: F401  (registers the env ids)
+from arl_baselines.grpo.config import TRAIN_SEED_RANGE
 from arl_baselines.grpo.decode import FastDecoder
 from arl_baselines.grpo.policy import Policy
 
@@ -397,7 +399,9 @@ def end_of_turn_id(policy: Policy) -> int:
     return int(tok.eos_token_id if tok.eos_token_id is not None else policy.stop_ids[0])
 
 
-def expert_episodes(engine: RolloutEngine, seeds: list[int]) -> list[Episode]:
+def expert_episodes(
+    engine: RolloutEngine, seeds: list[int], *, error_rate: float = 0.0, rng: random.Random | None = None
+) -> list[Episode]:
     """Expert trajectories (``env.unwrapped.expert_action()``) as token sequences, masked like rollouts.
 
     The expert's text is tokenised (it was never sampled) and ends with the template's end-of-turn id; the mask
@@ -407,7 +411,21 @@ def expert_episodes(engine: RolloutEngine, seeds: list[int]) -> list[Episode]:
     Args:
         engine: Gives the policy's formatting and an env.
         seeds: Reset seeds (one episode each).
+        error_rate: An imperfect demonstrator, for the probability in [0, 1] that a turn's action is a decoy
+            instead of the expert's: the expert's first action on a different task (a reset of a second env
+            with a seed drawn from ``rng``). A decoy has the env's format, so it is a well-formed and usually
+            wrong answer: on a single-turn env the demonstrator is right on about ``1 - error_rate`` of the
+            tasks. It is played in the env like any action, so ``Episode.reward`` / ``success`` are what it
+            earned. 0 (default): the expert exactly.
+        rng: Draws the decoy turns and seeds (needed when ``error_rate > 0``).
+
+    Raises:
+        ValueError: ``error_rate`` outside [0, 1], or > 0 without ``rng``.
     """
+    if not 0.0 <= error_rate <= 1.0:
+        raise ValueError(f"error_rate must be in [0, 1], got {error_rate}")
+    if error_rate > 0 and rng is None:
+        raise ValueError("an error_rate > 0 needs an rng to draw the decoy actions")
     p = engine.policy
     env = engine._env(0)
     out: list[Episode] = []
@@ -416,7 +434,12 @@ def expert_episodes(engine: RolloutEngine, seeds: list[int]) -> list[Episode]:
         ep = Episode(group=g, seed=int(seed), task_id=str(info.get("task_id", "")))
         ep.ids, ep.mask, ep.prompt_len = list(ids), [0] * len(ids), len(ids)
         for _ in range(engine.max_turns):
-            action = env.unwrapped.expert_action()
+            if error_rate > 0 and rng is not None and rng.random() < error_rate:
+                decoy = engine._env(1)
+                decoy.reset(seed=rng.randrange(TRAIN_SEED_RANGE))
+                action = decoy.unwrapped.expert_action()
+            else:
+                action = env.unwrapped.expert_action()
             act_ids = list(p.tokenizer.encode(action, add_special_tokens=False)) + [engine.end_of_turn_id]
             if len(ep.ids) + len(act_ids) > engine.max_seq_len:
                 ep.context_truncated = True
