@@ -68,7 +68,8 @@ def test_sft_checkpoint_round_trip_restores_weights_optimiser_and_demonstrations
     b = Trainer(MATH, "tiny", cfg.replace(seed=9), tmp_path / "b")  # another continuation seed
     meta = b.load_sft_checkpoint(path)
     b.engine.close()
-    assert meta["sft_steps"] == 4 and meta["demonstrator_success"] == a.demonstrator_success < 1
+    assert meta["sft_steps_done"] == 4 and meta["demonstrator_success"] == a.demonstrator_success < 1
+    assert len(meta["sha256"]) == 64
     for k, v in a.policy.model.state_dict().items():
         assert torch.equal(v, b.policy.model.state_dict()[k]), k
     sa, sb = a._sft_opt.state_dict()["state"], b._sft_opt.state_dict()["state"]
@@ -77,38 +78,83 @@ def test_sft_checkpoint_round_trip_restores_weights_optimiser_and_demonstrations
     assert b._sft_step == 4
 
 
-def test_sft_checkpoint_refuses_another_run_and_missing_files(tmp_path) -> None:
+def test_sft_checkpoint_refuses_another_run_and_bad_files(tmp_path) -> None:
     cfg = GRPOConfig.from_kwargs(**SMALL)
     a = Trainer(MATH, "tiny", cfg, tmp_path / "a")
     with pytest.raises(RuntimeError, match="sft"):
         a.save_sft_checkpoint(tmp_path / "x.pt")
     a.sft()
     path = a.save_sft_checkpoint(tmp_path / "sft.pt")
+    with pytest.raises(RuntimeError, match="before any sft"):  # this run already has its own demonstrations
+        a.load_sft_checkpoint(path)
     a.engine.close()
-    for changes in ({"sft_error_rate": 0.5}, {"max_seq_len": 300}, {"env_kwargs": {"difficulty": 2}}):
+    # settings that shape the data, the schedule or the restored SFT optimiser; a partial SFT
+    for changes in ({"sft_error_rate": 0.5}, {"max_seq_len": 300}, {"env_kwargs": {"difficulty": 2}},
+                    {"weight_decay": 0.1}, {"adam_betas": (0.5, 0.9)}, {"sft_steps": 3}):
         b = Trainer(MATH, "tiny", cfg.replace(**changes), tmp_path / "b")
         with pytest.raises(ValueError, match="does not match"):
             b.load_sft_checkpoint(path)
         b.engine.close()
-    c = Trainer(MATH, "tiny-S", cfg, tmp_path / "c")
-    with pytest.raises(ValueError, match="model_spec"):
+    c = Trainer(MATH, "tiny", cfg.replace(use_instructions=True), tmp_path / "c")
+    with pytest.raises(ValueError, match="use_instructions"):
         c.load_sft_checkpoint(path)
-    with pytest.raises(FileNotFoundError):
-        c.load_sft_checkpoint(tmp_path / "nope.pt")
-    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(Exception):  # noqa: B017  (torch's unpickling error type varies by version)
-        c.load_sft_checkpoint(tmp_path / "junk.pt")
     c.engine.close()
+    # kinds as a tuple is the same setting as the list it was saved with
+    ok = Trainer(MATH, "tiny", cfg.replace(env_kwargs={"difficulty": 1, "kinds": ("integer",)}), tmp_path / "ok")
+    assert ok.load_sft_checkpoint(path)["sft_steps_done"] == 4
+    ok.engine.close()
+    d = Trainer(MATH, "tiny-S", cfg, tmp_path / "d")
+    with pytest.raises(ValueError, match="model_spec"):
+        d.load_sft_checkpoint(path)
+    with pytest.raises(FileNotFoundError):
+        d.load_sft_checkpoint(tmp_path / "nope.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    (tmp_path / "cut.pt").write_bytes(path.read_bytes()[:5000])
+    torch.save({"format": 1}, tmp_path / "bare.pt")
+    for name in ("junk.pt", "empty.pt", "cut.pt", "bare.pt"):
+        with pytest.raises(ValueError, match="SFT checkpoint"):
+            d.load_sft_checkpoint(tmp_path / name)
+    d.engine.close()
+    # a partial SFT (2 of the configured 4 steps) is refused for a 4-step run
+    e = Trainer(MATH, "tiny", cfg, tmp_path / "e")
+    e.sft(steps=2)
+    partial = e.save_sft_checkpoint(tmp_path / "partial.pt")
+    e.engine.close()
+    f = Trainer(MATH, "tiny", cfg, tmp_path / "f")
+    with pytest.raises(ValueError, match="partial SFT"):
+        f.load_sft_checkpoint(partial)
+    f.engine.close()
+
+
+def test_a_refused_checkpoint_leaves_the_run_directory_alone(tmp_path) -> None:
+    """The checkpoint is checked before the run's Trainer empties ``metrics.jsonl`` / ``sft.jsonl``."""
+    a = Trainer(MATH, "tiny", GRPOConfig.from_kwargs(**SMALL), tmp_path / "a")
+    a.sft()
+    path = a.save_sft_checkpoint(tmp_path / "sft.pt")
+    a.engine.close()
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "sft.jsonl").write_text("earlier\n")
+    (run / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match="sft_lr"):
+        sft_vs_grpo(MATH, "tiny", run, grpo_steps=1, sft_checkpoint=path, env_defaults=False, **{**SMALL, "sft_lr": 1e-3})
+    assert (run / "sft.jsonl").read_text() == "earlier\n" and (run / "config.json").read_text() == "{}"
+    with pytest.raises(ValueError, match="not both"):
+        sft_vs_grpo(MATH, "tiny", run, grpo_steps=1, sft_checkpoint=path, save_sft_checkpoint=tmp_path / "y.pt",
+                    env_defaults=False, **SMALL)
 
 
 def test_sft_vs_grpo_continues_from_a_saved_checkpoint(tmp_path) -> None:
     """Saving in one comparison and starting another from the file: the second skips SFT (no ``before``
-    evaluation, no new SFT rows before the SFT-only branch) and starts from the same after-SFT weights."""
+    evaluation, no new SFT rows before the SFT-only branch) and records which file it started from."""
     r1 = sft_vs_grpo(MATH, "tiny", tmp_path / "one", grpo_steps=1, save_sft_checkpoint=tmp_path / "sft.pt",
                      env_defaults=False, **SMALL)
     assert "before" in r1["grpo"]["evals"]
     r2 = sft_vs_grpo(MATH, "tiny", tmp_path / "two", grpo_steps=1, sft_checkpoint=tmp_path / "sft.pt",
                      env_defaults=False, **SMALL)
     assert "before" not in r2["grpo"]["evals"] and r2["demonstrator_success"] == r1["demonstrator_success"] == 1.0
+    assert r1["sft_checkpoint"] is None and r2["sft_checkpoint"]["sft_steps_done"] == 4
+    assert len(r2["sft_checkpoint"]["sha256"]) == 64
     rows = (tmp_path / "two" / "sft.jsonl").read_text().splitlines()
     assert len(rows) == r2["sft_extra_steps"] and '"sft_step": 5' in rows[0]

@@ -80,7 +80,8 @@ SAMPLE_GROUPS = 2
 SMOOTH_FRACTION = 10
 #: Version of the :meth:`Trainer.save_sft_checkpoint` file layout.
 SFT_CHECKPOINT_FORMAT = 1
-#: Settings an SFT checkpoint must share with the run that loads it (they shape the data, prompts or schedule).
+#: Settings an SFT checkpoint must share with the run that loads it (they shape the data, the schedule or the SFT
+#: optimiser, whose state the checkpoint brings back); the resolved ``use_instructions`` is checked too.
 SFT_CHECKPOINT_KEYS = (
     "sft_steps",
     "sft_episodes",
@@ -90,7 +91,8 @@ SFT_CHECKPOINT_KEYS = (
     "sft_min_lr_ratio",
     "sft_batch_size",
     "max_seq_len",
-    "use_instructions",
+    "weight_decay",
+    "adam_betas",
 )
 
 
@@ -302,24 +304,22 @@ class Trainer:
         size: weights and the AdamW moments) for :meth:`load_sft_checkpoint`.
 
         Besides the weights it records what rebuilds the rest exactly: env id and kwargs, model spec, the
-        demonstrations' seeds and demonstrator seed, the SFT settings, steps done and the demonstrator's success.
+        demonstrations' seeds and demonstrator seed, the SFT settings (:data:`SFT_CHECKPOINT_KEYS` and the
+        resolved ``use_instructions``), steps done and the demonstrator's success.
 
         Raises:
             RuntimeError: No :meth:`sft` call yet.
         """
         if self._sft_opt is None or self._sft_step == 0:
             raise RuntimeError("save_sft_checkpoint needs a finished sft() call")
-        cfg = self.cfg
         payload = {
             "format": SFT_CHECKPOINT_FORMAT,
-            "env_id": self.env_id,
-            "env_kwargs": dict(cfg.env_kwargs or {}),
-            "model_spec": self.model_spec,
-            "settings": {k: getattr(cfg, k) for k in SFT_CHECKPOINT_KEYS},
+            **_sft_identity(self.env_id, self.model_spec, self.cfg),
+            "use_instructions": self.engine.use_instructions,
             "sft_seeds": list(self._sft_seeds),
             "demonstrator_seed": self._demonstrator_seed,
             "demonstrator_success": self.demonstrator_success,
-            "sft_steps": self._sft_step,
+            "sft_steps_done": self._sft_step,
             "model": self.policy.model.state_dict(),
             "opt": self._sft_opt.state_dict(),
         }
@@ -329,40 +329,34 @@ class Trainer:
         return path
 
     def load_sft_checkpoint(self, path: str | os.PathLike[str]) -> dict[str, Any]:
-        """Continue from a :meth:`save_sft_checkpoint` file: the same demonstrations are rebuilt (seeds and
-        demonstrator seed from the file), then the weights, SFT optimiser state and SFT step are loaded; the SFT
-        data order restarts from ``cfg.seed`` (so runs with different seeds continue differently).
+        """Continue from a :meth:`save_sft_checkpoint` file, before any SFT of this run: the same demonstrations
+        are rebuilt (seeds and demonstrator seed from the file), then the weights, SFT optimiser state (its lr,
+        betas and weight decay included) and SFT step are loaded; the SFT data order is reseeded from
+        ``cfg.seed`` (so runs with different seeds continue differently).
 
         Returns:
-            The file's metadata (everything but the tensors).
+            The file's metadata (everything but the tensors) plus its ``sha256``.
 
         Raises:
             FileNotFoundError: No file at ``path``.
-            ValueError: The file is not an SFT checkpoint of this format, or its env id, env kwargs, model spec
-                or SFT settings (:data:`SFT_CHECKPOINT_KEYS`) differ from this run's.
+            ValueError: The file is not a readable SFT checkpoint of this format; or its env id, env kwargs,
+                model spec, SFT settings (:data:`SFT_CHECKPOINT_KEYS`) or resolved ``use_instructions`` differ
+                from this run's; or it holds fewer SFT steps than ``cfg.sft_steps`` (a partial SFT).
+            RuntimeError: This run already collected demonstrations (:meth:`sft` / :meth:`prepare_sft` ran).
         """
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no SFT checkpoint at {path}")
-        ck = torch.load(path, map_location=self.device, weights_only=True)
-        if not isinstance(ck, dict) or ck.get("format") != SFT_CHECKPOINT_FORMAT:
-            raise ValueError(f"{path} is not an arl-baselines SFT checkpoint (format {SFT_CHECKPOINT_FORMAT})")
-        cfg = self.cfg
-        mine = {
-            "env_id": self.env_id,
-            "env_kwargs": dict(cfg.env_kwargs or {}),
-            "model_spec": self.model_spec,
-            **{k: getattr(cfg, k) for k in SFT_CHECKPOINT_KEYS},
-        }
-        theirs = {"env_id": ck["env_id"], "env_kwargs": ck["env_kwargs"], "model_spec": ck["model_spec"], **ck["settings"]}
-        diff = {k: (theirs.get(k), v) for k, v in mine.items() if theirs.get(k) != v}
-        if diff:
-            raise ValueError(f"SFT checkpoint {path} does not match this run (checkpoint, run): {diff}")
+        if self._sft_data is not None:
+            raise RuntimeError("load_sft_checkpoint must come before any sft()/prepare_sft() of this run")
+        ck = read_sft_checkpoint(path, env_id=self.env_id, model=self.model_spec, cfg=self.cfg, device=self.device)
+        if ck["use_instructions"] != self.engine.use_instructions:
+            raise ValueError(
+                f"SFT checkpoint {path} does not match this run (checkpoint, run): "
+                f"{{'use_instructions': ({ck['use_instructions']}, {self.engine.use_instructions})}}"
+            )
         self.prepare_sft(seeds=ck["sft_seeds"], demonstrator_seed=ck["demonstrator_seed"])
         self.policy.model.load_state_dict(ck["model"])
         self._sft_opt.load_state_dict(ck["opt"])
-        self._sft_step = int(ck["sft_steps"])
-        self._sft_rng = random.Random(f"{cfg.seed}-sft-continuation")
+        self._sft_step = int(ck["sft_steps_done"])
+        self._sft_rng = random.Random(f"{self.cfg.seed}-sft-continuation")
         self.sft_examples = len(self._sft_data or [])
         return {k: v for k, v in ck.items() if k not in ("model", "opt")}
 
@@ -798,12 +792,93 @@ def plot_curves(output: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _trainer(env_id: str, model: str, output: str | os.PathLike[str], cfg: dict[str, Any]) -> Trainer:
-    """A :class:`Trainer` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``)."""
+def _plain(value: Any) -> Any:
+    """``value`` with tuples as lists, recursively (a checkpoint's settings compare equal to the run's)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _sft_identity(env_id: str, model: str, cfg: GRPOConfig) -> dict[str, Any]:
+    """What an SFT checkpoint must share with the run that loads it (:data:`SFT_CHECKPOINT_KEYS`)."""
+    return _plain(
+        {
+            "env_id": env_id,
+            "env_kwargs": dict(cfg.env_kwargs or {}),
+            "model_spec": model,
+            "settings": {k: getattr(cfg, k) for k in SFT_CHECKPOINT_KEYS},
+        }
+    )
+
+
+def read_sft_checkpoint(
+    path: str | os.PathLike[str],
+    *,
+    env_id: str | None = None,
+    model: str | None = None,
+    cfg: GRPOConfig | None = None,
+    device: str | torch.device = "cpu",
+) -> dict[str, Any]:
+    """Read a :meth:`Trainer.save_sft_checkpoint` file (``torch.load(weights_only=True)``: tensors and plain
+    containers only, no pickled code) and, given ``env_id``, ``model`` and ``cfg``, check it fits that run.
+
+    Returns:
+        The file's dict (tensors under ``model`` and ``opt``) plus its ``sha256`` and ``path``.
+
+    Raises:
+        FileNotFoundError: No file at ``path``.
+        ValueError: Not a readable SFT checkpoint of :data:`SFT_CHECKPOINT_FORMAT`; or it does not fit the run
+            (the message names each differing key as ``(checkpoint, run)``), or holds fewer SFT steps than
+            ``cfg.sft_steps``.
+    """
+    import hashlib
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no SFT checkpoint at {path}")
+    try:
+        ck = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # noqa: BLE001  (torch raises RuntimeError, EOFError, UnpicklingError, ...)
+        raise ValueError(f"{path} is not a readable SFT checkpoint: {type(exc).__name__}: {str(exc)[:200]}") from exc
+    need = ("env_id", "env_kwargs", "model_spec", "settings", "use_instructions", "sft_seeds", "demonstrator_seed",
+            "demonstrator_success", "sft_steps_done", "model", "opt")
+    if not isinstance(ck, dict) or ck.get("format") != SFT_CHECKPOINT_FORMAT or any(k not in ck for k in need):
+        raise ValueError(
+            f"{path} is not an arl-baselines SFT checkpoint of format {SFT_CHECKPOINT_FORMAT} "
+            f"(needs the keys {', '.join(need)})"
+        )
+    ck["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    ck["path"] = str(path)
+    if env_id is None or model is None or cfg is None:
+        return ck
+    mine = _sft_identity(env_id, model, cfg)
+    theirs = _plain({k: ck[k] for k in ("env_id", "env_kwargs", "model_spec", "settings")})
+    flat_mine = {**{k: v for k, v in mine.items() if k != "settings"}, **mine["settings"]}
+    flat_theirs = {**{k: v for k, v in theirs.items() if k != "settings"}, **theirs["settings"]}
+    diff = {k: (flat_theirs.get(k), v) for k, v in flat_mine.items() if flat_theirs.get(k) != v}
+    if diff:
+        raise ValueError(f"SFT checkpoint {path} does not match this run (checkpoint, run): {diff}")
+    if int(ck["sft_steps_done"]) < cfg.sft_steps:
+        raise ValueError(
+            f"SFT checkpoint {path} holds {ck['sft_steps_done']} SFT steps, fewer than the run's sft_steps="
+            f"{cfg.sft_steps} (a partial SFT)"
+        )
+    return ck
+
+
+def _config(env_id: str, model: str, cfg: dict[str, Any]) -> GRPOConfig:
+    """A :class:`GRPOConfig` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``)."""
     cfg = dict(cfg)
     if bool(cfg.pop("env_defaults", True)):
         cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
-    return Trainer(env_id, model, GRPOConfig.from_kwargs(**cfg), output)
+    return GRPOConfig.from_kwargs(**cfg)
+
+
+def _trainer(env_id: str, model: str, output: str | os.PathLike[str], cfg: dict[str, Any]) -> Trainer:
+    """A :class:`Trainer` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``)."""
+    return Trainer(env_id, model, _config(env_id, model, cfg), output)
 
 
 def train(
@@ -886,23 +961,32 @@ def sft_vs_grpo(
         output: Run directory (``metrics.jsonl``/``curves.png`` of the GRPO branch; ``comparison.json``).
         grpo_steps: GRPO steps of branch (a).
         sft_checkpoint: Start from this :meth:`Trainer.save_sft_checkpoint` file instead of running the SFT
-            (its settings must match the run's; the untrained ``before`` evaluation is skipped).
+            (its settings must match the run's, checked before the run directory is touched; the untrained
+            ``before`` evaluation is skipped; its path and sha256 are recorded as ``sft_checkpoint``).
         save_sft_checkpoint: Write the SFT checkpoint here after the SFT (a file :func:`sft_vs_grpo` can start from).
         **cfg: :class:`GRPOConfig` fields (over the env's recommended settings).
 
     Raises:
-        ValueError: ``sft_steps`` is 0, or ``sft_checkpoint`` does not match the settings.
+        ValueError: ``sft_steps`` is 0; ``sft_checkpoint`` is unreadable or does not match the settings (see
+            :func:`read_sft_checkpoint`); both ``sft_checkpoint`` and ``save_sft_checkpoint`` are given.
         FileNotFoundError: ``sft_checkpoint`` does not exist.
 
     Returns:
         ``after_sft``, ``sft_only`` and ``sft_grpo`` held-out evaluations, ``grpo_s``, ``sft_extra_steps``,
         ``lift`` (success of (a) minus (b)), and the GRPO run's summary under ``grpo``.
     """
-    tr = _trainer(env_id, model, output, cfg)
-    config = tr.cfg
+    config = _config(env_id, model, cfg)
     if config.sft_steps <= 0:
-        tr.engine.close()
         raise ValueError("sft_vs_grpo compares two continuations of an SFT checkpoint: it needs sft_steps > 0")
+    source: dict[str, Any] | None = None
+    if sft_checkpoint is not None:
+        if save_sft_checkpoint is not None:
+            raise ValueError("give sft_checkpoint (start from a file) or save_sft_checkpoint (write one), not both")
+        # checked before the Trainer empties the run directory's logs
+        ck = read_sft_checkpoint(sft_checkpoint, env_id=env_id, model=model, cfg=config)
+        source = {"path": ck["path"], "sha256": ck["sha256"], "sft_steps_done": ck["sft_steps_done"]}
+        del ck
+    tr = Trainer(env_id, model, config, output)
     try:
         if sft_checkpoint is not None:
             tr.load_sft_checkpoint(sft_checkpoint)
@@ -936,6 +1020,7 @@ def sft_vs_grpo(
         "env_id": env_id,
         "seed": config.seed,
         "demonstrator_success": tr.demonstrator_success,
+        "sft_checkpoint": source,
         "after_sft": tr.evals["after_sft"],
         "sft_only": sft_only,
         "sft_grpo": sft_grpo,
@@ -959,8 +1044,8 @@ DEMO_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "demo_sft.pt"
 #: Settings of :func:`demo_run` (sized for 2 CPU cores; measured in benchmarks/RESULTS.md, issue 16). The SFT
 #: part (``sft_*``) is the shipped checkpoint's: a demonstrator that is wrong on 30% of its 2048 demonstrations
 #: (``sft_error_rate``), imitated for 3000 constant-lr steps, up to the plateau imitation reaches (held-out
-#: success ~0.65, under the demonstrator's 0.70: imitation copies the wrong answers with the right ones). GRPO
-#: sees the reward, so it can leave the demonstrator's mistakes behind; more SFT cannot.
+#: success 0.65-0.71 over evaluation seeds, at the demonstrator's 0.705: imitation copies the wrong answers with the
+#: right ones). GRPO sees the reward, so it can leave the demonstrator's mistakes behind; more SFT cannot.
 DEMO_SETTINGS: dict[str, Any] = {
     "grpo_steps": 40,
     "env_kwargs": DEMO_ENV_KWARGS,
@@ -996,7 +1081,7 @@ def demo_run(
         progress: Show progress bars.
         sft_checkpoint: The SFT checkpoint both branches continue from (default: the shipped one, built by
             :func:`build_demo_checkpoint` with :data:`DEMO_SETTINGS`); None: run the SFT here first
-            (``sft_steps`` steps, ~3.5 minutes on 2 cores at the demo's settings).
+            (``sft_steps`` steps, ~150 s on 2 cores at the demo's settings).
         **overrides: Settings overriding the demo's (``seed``, ``grpo_steps``, any :class:`GRPOConfig` field; SFT
             fields must match the checkpoint's).
 
@@ -1010,9 +1095,14 @@ def demo_run(
     """
     settings: dict[str, Any] = {**DEMO_SETTINGS, **overrides}
     steps = int(settings.pop("grpo_steps"))
-    r = sft_vs_grpo(
-        DEMO_ENV_ID, "tiny", output, grpo_steps=steps, progress=progress, sft_checkpoint=sft_checkpoint, **settings
-    )
+    try:
+        r = sft_vs_grpo(
+            DEMO_ENV_ID, "tiny", output, grpo_steps=steps, progress=progress, sft_checkpoint=sft_checkpoint, **settings
+        )
+    except ValueError as exc:
+        if sft_checkpoint is None or "does not match" not in str(exc):
+            raise
+        raise ValueError(f"{exc}. demo_run(sft_checkpoint=None, ...) runs the SFT with these settings instead") from exc
     r["success_sft_only"], r["success_sft_grpo"] = r["sft_only"]["success"], r["sft_grpo"]["success"]
     r["grpo_wins"] = bool(r["lift"] > 0)
     # the keys of the previous demo (the GRPO branch's reward curve and held-out success around it)
@@ -1035,7 +1125,7 @@ def build_demo_checkpoint(
     """Build the demo's SFT checkpoint: :data:`DEMO_SETTINGS`' SFT on the imperfect demonstrator (tiny model,
     seed 0 unless overridden), evaluated on the held-out seeds every ``eval_every`` steps, saved to ``path``.
 
-    ``python -m arl_baselines.grpo.demo_checkpoint`` runs it (~3.5 minutes on 2 CPU cores at the defaults).
+    ``python -m arl_baselines.grpo.demo_checkpoint`` runs it (150 s on 2 CPU cores at the defaults).
 
     Args:
         path: Where to write the checkpoint (default: the shipped file).
