@@ -18,6 +18,7 @@ from arl_envs.envs.math.tasks import (
     check_countdown,
     countdown_task,
     load_dataset,
+    ordered_countdown_solution,
 )
 
 
@@ -69,6 +70,60 @@ def test_countdown_instances_are_solvable_and_checked_exactly() -> None:
     assert not check_countdown("(25 - 5) * 4 = 99", nums, target)[0]
     assert not check_countdown("4 / (5 - 5)", [4, 5, 5], 1)[0]
     assert check_countdown("(5 + 3) / 4 * 25 * 2", [5, 3, 4, 25, 2], 100)[0]
+
+
+def _literals(expr: str) -> list[int]:
+    import re
+
+    return [int(x) for x in re.findall(r"\d+", expr)]
+
+
+def _is_subsequence(part: list[int], whole: list[int]) -> bool:
+    it = iter(whole)
+    return all(any(x == y for y in it) for x in part)
+
+
+def test_ordered_countdown_solution_keeps_the_given_order() -> None:
+    assert ordered_countdown_solution([39, 88, 40, 37], 204) == "39 + 88 + 40 + 37"
+    assert ordered_countdown_solution([25, 5, 4, 3], 80) == "(25 - 5) * 4"  # the longest subsequence that reaches 80
+    assert ordered_countdown_solution([2, 3], 6) == "2 * 3"
+    assert ordered_countdown_solution([6, 2], 3) == "6 / 2"
+    assert ordered_countdown_solution([2, 6], 3) is None  # 6 / 2 reverses the order; nothing else reaches 3
+    assert ordered_countdown_solution([7, 1, 3], 7) == "7 * 1"  # all three cannot reach 7 in this order; 7 * 1 can
+    assert ordered_countdown_solution([5], 5) == "5" and ordered_countdown_solution([5], 6) is None
+    assert ordered_countdown_solution([8, 2, 3], 12) == "8 / 2 * 3"  # fewest parentheses: not "(8 / 2) * 3"
+    found = 0
+    for seed in range(200):
+        t = countdown_task(seed)
+        nums, target = t.meta["numbers"], t.meta["target"]
+        expr = ordered_countdown_solution(nums, target)
+        if expr is None:
+            continue
+        found += 1
+        assert check_countdown(expr, nums, target) == (True, "correct"), (nums, target, expr)
+        assert _is_subsequence(_literals(expr), nums), (nums, expr)
+    assert 120 <= found <= 180  # about 3 in 4 default tasks have an in-order solution (measured: 296 of 400)
+
+
+@pytest.mark.parametrize("expert", ["generator", "ordered"])
+def test_countdown_experts_solve_every_task(expert: str) -> None:
+    env = gym.make("arl/math.countdown-v0", expert=expert)
+    ordered = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        action = env.unwrapped.expert_action()
+        expr = action.rsplit("\\boxed{", 1)[1].rsplit("}", 1)[0]
+        mine = ordered_countdown_solution(task.meta["numbers"], task.meta["target"])
+        want = mine if expert == "ordered" and mine is not None else task.meta["solution"]
+        assert expr == want
+        ordered += expr == mine
+        _, reward, terminated, _, info = env.step(action)
+        assert terminated and info["success"] and reward == 1.0
+    assert ordered >= 30 if expert == "ordered" else ordered < 30
+    env.close()
+    with pytest.raises(ValueError, match="expert must be one of"):
+        gym.make("arl/math.countdown-v0", expert="oracle")
 
 
 def test_dataset_loader_forms_and_errors(tmp_path) -> None:

@@ -87,8 +87,16 @@ ENV_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "arl/search.multihop-v0": {"max_new_tokens": 64, "max_seq_len": 2048},
 }
-#: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS`.
+#: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS`. Countdown: the SFT demonstrations come
+#: from the in-order expert (``env_kwargs={"expert": "ordered"}``; tasks and rewards unchanged): the tiny model
+#: cannot imitate the generator's expressions, whose numbers come in a random order (0.000 held-out after 1000
+#: SFT steps), but learns to copy the numbers in order after 1000-1500 constant-lr steps (0.086 at 1500); GRPO at
+#: 3e-4 (a tenth of that constant SFT lr; 1e-3 collapsed in 20 steps) then raised it to 0.156 in 60 steps.
+#: Measured in benchmarks/RESULTS.md, "GRPO defaults".
 TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
+    "arl/math.countdown-v0": {
+        "sft_steps": 1500, "sft_schedule": "constant", "lr": 3e-4, "env_kwargs": {"expert": "ordered"},
+    },
     "arl/code.functions-v0": {"sft_steps": 300, "sft_batch_size": 16, "sft_episodes": 512},
 }
 
@@ -101,12 +109,15 @@ def recommended_settings(env_id: str, *, tiny: bool) -> dict[str, Any]:
         tiny: The model is a tiny one built from scratch (adds the SFT warm start and its learning rates).
 
     Returns:
-        Field -> value; empty for an env without tuned settings and a non-tiny model.
+        Field -> value (a fresh dict: ``env_kwargs`` included); empty for an env without tuned settings and a
+        non-tiny model.
     """
     out: dict[str, Any] = dict(TINY_DEFAULTS) if tiny else {}
     out.update(ENV_DEFAULTS.get(env_id, {}))
     if tiny:
         out.update(TINY_ENV_DEFAULTS.get(env_id, {}))
+    if "env_kwargs" in out:
+        out["env_kwargs"] = dict(out["env_kwargs"])
     return out
 
 

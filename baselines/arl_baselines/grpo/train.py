@@ -838,8 +838,11 @@ def read_sft_checkpoint(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no SFT checkpoint at {path}")
+    import io
+
+    raw = path.read_bytes()  # read once: hashed and loaded from the same bytes
     try:
-        ck = torch.load(path, map_location=device, weights_only=True)
+        ck = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
     except Exception as exc:  # noqa: BLE001  (torch raises RuntimeError, EOFError, UnpicklingError, ...)
         raise ValueError(f"{path} is not a readable SFT checkpoint: {type(exc).__name__}: {str(exc)[:200]}") from exc
     need = ("env_id", "env_kwargs", "model_spec", "settings", "use_instructions", "sft_seeds", "demonstrator_seed",
@@ -849,7 +852,7 @@ def read_sft_checkpoint(
             f"{path} is not an arl-baselines SFT checkpoint of format {SFT_CHECKPOINT_FORMAT} "
             f"(needs the keys {', '.join(need)})"
         )
-    ck["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    ck["sha256"] = hashlib.sha256(raw).hexdigest()
     ck["path"] = str(path)
     if env_id is None or model is None or cfg is None:
         return ck
@@ -869,10 +872,17 @@ def read_sft_checkpoint(
 
 
 def _config(env_id: str, model: str, cfg: dict[str, Any]) -> GRPOConfig:
-    """A :class:`GRPOConfig` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``)."""
+    """A :class:`GRPOConfig` from keyword settings laid over the env's recommended ones (unless ``env_defaults=False``).
+
+    ``env_kwargs`` are merged key by key (the user's win), so ``env_kwargs={"max_number": 20}`` on countdown keeps
+    the recommended ``expert``; ``env_defaults=False`` drops them all.
+    """
     cfg = dict(cfg)
     if bool(cfg.pop("env_defaults", True)):
-        cfg = {**recommended_settings(env_id, tiny=model in TINY_SIZES), **cfg}
+        rec = recommended_settings(env_id, tiny=model in TINY_SIZES)
+        if "env_kwargs" in rec and cfg.get("env_kwargs") is not None:
+            cfg["env_kwargs"] = {**rec["env_kwargs"], **dict(cfg["env_kwargs"])}
+        cfg = {**rec, **cfg}
     return GRPOConfig.from_kwargs(**cfg)
 
 
@@ -1040,6 +1050,10 @@ DEMO_ENV_ID = "arl/math.arithmetic-v0"
 DEMO_ENV_KWARGS: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
 #: The shipped SFT checkpoint the demo starts from (built by :func:`build_demo_checkpoint`; 1.8 MB).
 DEMO_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "demo_sft.pt"
+#: A shipped SFT checkpoint of countdown's tiny defaults (``recommended_settings``: 1500 constant-lr steps on the
+#: in-order expert; built by ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.countdown-v0``, 1.8 MB):
+#: the test of the defaults' GRPO phase starts from it instead of 8 CPU minutes of SFT.
+COUNTDOWN_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "countdown_sft.pt"
 
 #: Settings of :func:`demo_run` (sized for 2 CPU cores; measured in benchmarks/RESULTS.md, issue 16). The SFT
 #: part (``sft_*``) is the shipped checkpoint's: a demonstrator that is wrong on 30% of its 2048 demonstrations
@@ -1114,6 +1128,50 @@ def demo_run(
     return r
 
 
+def build_sft_checkpoint(
+    env_id: str,
+    path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    model: str = "tiny",
+    eval_every: int = 500,
+    **settings: Any,
+) -> dict[str, Any]:
+    """SFT on ``env_id``'s expert (``settings`` over the env's recommended ones, as :func:`train`), evaluated on the
+    held-out seeds every ``eval_every`` steps, saved to ``path`` (:meth:`Trainer.save_sft_checkpoint`).
+
+    Args:
+        env_id: A registered id.
+        path: Checkpoint file to write.
+        output: Run directory (``sft.jsonl``, ``sft_curve.json``).
+        model: The model spec.
+        eval_every: SFT steps between held-out evaluations (0: one at the end).
+        **settings: :class:`GRPOConfig` fields.
+
+    Returns:
+        ``path``, ``demonstrator_success``, ``curve`` (rows ``sft_steps``, ``success``, ``elapsed_s``), ``sft_s``.
+
+    Raises:
+        ValueError: Invalid settings (from :class:`GRPOConfig`).
+    """
+    tr = _trainer(env_id, model, output, settings)
+    try:
+        t, done, curve = time.perf_counter(), 0, []
+        total = tr.cfg.sft_steps
+        while done < total:
+            n = min(eval_every, total - done) if eval_every > 0 else total
+            tr.sft(steps=n)
+            done += n
+            ev = tr.evaluate(f"sft_{done}")
+            curve.append({"sft_steps": done, "success": ev["success"], "elapsed_s": round(time.perf_counter() - t, 1)})
+        saved = tr.save_sft_checkpoint(path)
+    finally:
+        tr.engine.close()
+    res = {"path": str(saved), "demonstrator_success": tr.demonstrator_success, "curve": curve, "sft_s": curve[-1]["elapsed_s"]}
+    (tr.out / "sft_curve.json").write_text(json.dumps(res, indent=2))
+    return res
+
+
 def build_demo_checkpoint(
     path: str | os.PathLike[str] = DEMO_SFT_CHECKPOINT,
     output: str | os.PathLike[str] = "runs/demo-sft",
@@ -1135,23 +1193,8 @@ def build_demo_checkpoint(
         **overrides: :class:`GRPOConfig` fields over the demo's.
 
     Returns:
-        ``path``, ``demonstrator_success``, ``curve`` (rows ``sft_steps``, ``success``, ``elapsed_s``), ``sft_s``.
+        As :func:`build_sft_checkpoint`.
     """
     settings: dict[str, Any] = {**DEMO_SETTINGS, "progress": progress, **overrides}
     settings.pop("grpo_steps")
-    tr = _trainer(DEMO_ENV_ID, "tiny", output, settings)
-    try:
-        t, done, curve = time.perf_counter(), 0, []
-        total = tr.cfg.sft_steps
-        while done < total:
-            n = min(eval_every, total - done) if eval_every > 0 else total
-            tr.sft(steps=n)
-            done += n
-            ev = tr.evaluate(f"sft_{done}")
-            curve.append({"sft_steps": done, "success": ev["success"], "elapsed_s": round(time.perf_counter() - t, 1)})
-        saved = tr.save_sft_checkpoint(path)
-    finally:
-        tr.engine.close()
-    res = {"path": str(saved), "demonstrator_success": tr.demonstrator_success, "curve": curve, "sft_s": curve[-1]["elapsed_s"]}
-    (tr.out / "sft_curve.json").write_text(json.dumps(res, indent=2))
-    return res
+    return build_sft_checkpoint(DEMO_ENV_ID, path, output, eval_every=eval_every, **settings)
