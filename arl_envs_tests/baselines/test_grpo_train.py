@@ -195,6 +195,10 @@ def test_checkpoint_cli_needs_out_for_an_env_without_a_shipped_checkpoint(capsys
     with pytest.raises(SystemExit):
         main(["--env", "arl/math.arithmetic-v0"])
     assert "--out is needed" in capsys.readouterr().err
+    from arl_baselines.grpo.train import build_sft_checkpoint
+
+    with pytest.raises(ValueError, match="sft_steps >= 1"):
+        build_sft_checkpoint("arl/math.arithmetic-v0", "unused.pt", "unused", sft_steps=0)
 
 
 def test_recommended_settings_fit_each_env(tmp_path) -> None:

@@ -32,16 +32,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description="Build the SFT checkpoint the GRPO demo starts from.")
     ap.add_argument("--env", default=None, help="build this env's tiny-default SFT checkpoint instead of the demo's")
     ap.add_argument("--out", default=None, help="checkpoint file to write (default: the shipped one)")
-    ap.add_argument("--run-dir", default="runs/demo-sft", help="run directory for sft.jsonl and sft_curve.json")
+    ap.add_argument("--run-dir", default=None,
+                    help="run directory for sft.jsonl and sft_curve.json (default: runs/demo-sft, or runs/<env>-sft)")
     args = ap.parse_args(argv)
     if args.env is None:
-        res = build_demo_checkpoint(args.out or DEMO_SFT_CHECKPOINT, args.run_dir)
+        res = build_demo_checkpoint(args.out or DEMO_SFT_CHECKPOINT, args.run_dir or "runs/demo-sft")
     else:
         if args.out is None and args.env not in shipped:
             ap.error(f"--out is needed for {args.env} (shipped checkpoints: {', '.join(shipped)})")
         # one torch thread: the SFT's trajectory depends on the thread count (countdown seed 0 learned to copy the
         # numbers by 1250 steps on 1 thread, and not before ~2300 on 2), and the shipped file was built on 1
-        res = build_sft_checkpoint(args.env, args.out or shipped[args.env], args.run_dir, progress=False, num_threads=1)
+        run_dir = args.run_dir or f"runs/{args.env.split('/')[-1]}-sft"
+        res = build_sft_checkpoint(args.env, args.out or shipped[args.env], run_dir, progress=False, num_threads=1)
     with open(res["path"], "rb") as f:
         res["sha256"] = hashlib.sha256(f.read()).hexdigest()
     print(json.dumps(res, indent=2))

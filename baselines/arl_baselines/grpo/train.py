@@ -840,8 +840,8 @@ def read_sft_checkpoint(
         raise FileNotFoundError(f"no SFT checkpoint at {path}")
     import io
 
-    raw = path.read_bytes()  # read once: hashed and loaded from the same bytes
     try:
+        raw = path.read_bytes()  # read once: hashed and loaded from the same bytes
         ck = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
     except Exception as exc:  # noqa: BLE001  (torch raises RuntimeError, EOFError, UnpicklingError, ...)
         raise ValueError(f"{path} is not a readable SFT checkpoint: {type(exc).__name__}: {str(exc)[:200]}") from exc
@@ -1152,8 +1152,10 @@ def build_sft_checkpoint(
         ``path``, ``demonstrator_success``, ``curve`` (rows ``sft_steps``, ``success``, ``elapsed_s``), ``sft_s``.
 
     Raises:
-        ValueError: Invalid settings (from :class:`GRPOConfig`).
+        ValueError: Invalid settings (from :class:`GRPOConfig`), or no SFT steps to run.
     """
+    if _config(env_id, model, settings).sft_steps < 1:
+        raise ValueError(f"build_sft_checkpoint needs sft_steps >= 1 (the settings for {env_id} with {model} have none)")
     tr = _trainer(env_id, model, output, settings)
     try:
         t, done, curve = time.perf_counter(), 0, []
