@@ -54,6 +54,7 @@ def test_wheel_top_level_packages(wheel: Path) -> None:
     assert "arl_envs/CONTRACT.md" in names  # the contract docstrings cite ships with the package
     assert "arl_baselines/grpo/data/demo_sft.pt" in names  # the SFT checkpoint `arl-envs demo` starts from
     assert "arl_baselines/grpo/data/countdown_sft.pt" in names  # countdown's defaults, SFT phase (its test)
+    assert "arl_baselines/grpo/data/code_sft.pt" in names  # code.functions' tiny defaults, SFT phase (its test)
 
 
 def test_no_extra_is_empty_and_all_resolves(wheel: Path) -> None:

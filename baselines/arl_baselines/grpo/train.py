@@ -173,6 +173,11 @@ class Trainer:
         self._sft_step = 0
         self._sft_seeds: list[int] = []
         self._demonstrator_seed = ''
+        #: Path of a checkpoint loaded with ``demonstrations=False`` (weights only), else None.
+        self._weights_only: str | None = None
+        #: The loaded SFT checkpoint (``path``, ``sha256``, ``sft_steps_done``, ``weights_only``), else None.
+        self.sft_checkpoint: dict[str, Any] | None = None
+        self.opt: Any = None
         (self.out / "config.json").write_text(
             json.dumps({"env_id": env_id, "model": model, **cfg.to_dict()}, indent=2, default=str)
         )
@@ -207,11 +212,17 @@ class Trainer:
                 ``"{cfg.seed}-demonstrator"``).
 
         Raises:
-            RuntimeError: No usable demonstration (all empty or longer than ``max_seq_len``).
+            RuntimeError: No usable demonstration (all empty or longer than ``max_seq_len``); or this run loaded
+                a checkpoint's weights only (``load_sft_checkpoint(demonstrations=False)``).
         """
         cfg = self.cfg
         if self._sft_data is not None:
             return
+        if self._weights_only is not None:
+            raise RuntimeError(
+                f"this run loaded only the weights of {self._weights_only} (load_sft_checkpoint(demonstrations=False)): "
+                "SFT cannot continue; load it with demonstrations=True"
+            )
         if seeds is None:
             seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.sft_episodes)]
         self._sft_seeds = [int(s) for s in seeds]
@@ -237,6 +248,10 @@ class Trainer:
             steps: SFT steps (default ``cfg.sft_steps``). A later call continues the schedule and reuses the same
                 expert episodes (the few-demonstration comparison of :func:`sft_vs_grpo` relies on it).
             time_budget_s: Stop after this many seconds of SFT (for equal-compute comparisons); None: no limit.
+
+        Raises:
+            RuntimeError: This run loaded a checkpoint's weights only (``load_sft_checkpoint(demonstrations=False)``)
+                and ``steps`` > 0; or no usable demonstration (see :meth:`prepare_sft`).
         """
         cfg = self.cfg
         n_steps = cfg.sft_steps if steps is None else int(steps)
@@ -328,11 +343,17 @@ class Trainer:
         torch.save(payload, path)
         return path
 
-    def load_sft_checkpoint(self, path: str | os.PathLike[str]) -> dict[str, Any]:
-        """Continue from a :meth:`save_sft_checkpoint` file, before any SFT of this run: the same demonstrations
-        are rebuilt (seeds and demonstrator seed from the file), then the weights, SFT optimiser state (its lr,
+    def load_sft_checkpoint(self, path: str | os.PathLike[str], *, demonstrations: bool = True) -> dict[str, Any]:
+        """Continue from a :meth:`save_sft_checkpoint` file, before any SFT or GRPO step of this run: by default the
+        same demonstrations are rebuilt (seeds and demonstrator seed from the file), then the weights, SFT optimiser state (its lr,
         betas and weight decay included) and SFT step are loaded; the SFT data order is reseeded from
         ``cfg.seed`` (so runs with different seeds continue differently).
+
+        Args:
+            path: The checkpoint file.
+            demonstrations: False loads the weights only (after the same checks), for a GRPO phase or an
+                evaluation: the demonstrations are not rebuilt (on code.functions that is 512 sandboxed episodes,
+                ~110 s) and SFT cannot continue (a later :meth:`sft` raises RuntimeError).
 
         Returns:
             The file's metadata (everything but the tensors) plus its ``sha256``.
@@ -342,22 +363,37 @@ class Trainer:
             ValueError: The file is not a readable SFT checkpoint of this format; or its env id, env kwargs,
                 model spec, SFT settings (:data:`SFT_CHECKPOINT_KEYS`) or resolved ``use_instructions`` differ
                 from this run's; or it holds fewer SFT steps than ``cfg.sft_steps`` (a partial SFT).
-            RuntimeError: This run already collected demonstrations (:meth:`sft` / :meth:`prepare_sft` ran).
+            RuntimeError: This run already collected demonstrations (:meth:`sft` / :meth:`prepare_sft` ran),
+                loaded a checkpoint, or set up its GRPO phase (:meth:`setup_grpo`: its optimiser and reference
+                model would belong to the old weights).
         """
         if self._sft_data is not None:
             raise RuntimeError("load_sft_checkpoint must come before any sft()/prepare_sft() of this run")
+        if self._weights_only is not None:
+            raise RuntimeError(f"this run already loaded the checkpoint {self._weights_only}")
+        if self.step > 0 or self.opt is not None:
+            raise RuntimeError("load_sft_checkpoint must come before setup_grpo() and any GRPO step of this run")
         ck = read_sft_checkpoint(path, env_id=self.env_id, model=self.model_spec, cfg=self.cfg, device=self.device)
         if ck["use_instructions"] != self.engine.use_instructions:
             raise ValueError(
                 f"SFT checkpoint {path} does not match this run (checkpoint, run): "
                 f"{{'use_instructions': ({ck['use_instructions']}, {self.engine.use_instructions})}}"
             )
+        if not demonstrations:
+            self.policy.model.load_state_dict(ck["model"])
+            self._weights_only = str(path)
+            self.demonstrator_success = ck["demonstrator_success"]
+            self.sft_checkpoint = {"path": str(path), "sha256": ck["sha256"], "sft_steps_done": int(ck["sft_steps_done"]),
+                                   "weights_only": True}
+            return {k: v for k, v in ck.items() if k not in ("model", "opt")}
         self.prepare_sft(seeds=ck["sft_seeds"], demonstrator_seed=ck["demonstrator_seed"])
         self.policy.model.load_state_dict(ck["model"])
         self._sft_opt.load_state_dict(ck["opt"])
         self._sft_step = int(ck["sft_steps_done"])
         self._sft_rng = random.Random(f"{self.cfg.seed}-sft-continuation")
         self.sft_examples = len(self._sft_data or [])
+        self.sft_checkpoint = {"path": str(path), "sha256": ck["sha256"], "sft_steps_done": int(ck["sft_steps_done"]),
+                               "weights_only": False}
         return {k: v for k, v in ck.items() if k not in ("model", "opt")}
 
     # ----------------------------------------------------------------- GRPO
@@ -635,6 +671,7 @@ class Trainer:
             "stopped_early": self.stopped_early,
             "timings_s": {**self.timings, "eval_s": sum(e.get("eval_s", 0.0) for e in self.evals.values())},
             "sft_examples": self.sft_examples,
+            "sft_checkpoint": self.sft_checkpoint,
             "decode_compiled": self.engine.decoder.compiled if self.engine._decoder is not None else False,
             "reward_first": float(np.nanmean([r["reward_mean"] for r in h[:k]])) if h else None,
             "reward_last": float(np.nanmean([r["reward_mean"] for r in h[-k:]])) if h else None,
@@ -1054,6 +1091,10 @@ DEMO_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "demo_sft.pt"
 #: in-order expert; built by ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.countdown-v0``, 1.8 MB):
 #: the test of the defaults' GRPO phase starts from it instead of 8 CPU minutes of SFT.
 COUNTDOWN_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "countdown_sft.pt"
+#: A shipped SFT checkpoint of code.functions' tiny defaults (600 constant-lr steps on the difficulty-1 generated
+#: tasks; built by ``python -m arl_baselines.grpo.demo_checkpoint --env arl/code.functions-v0``, 1.8 MB): the test
+#: of those defaults starts from it instead of 14 CPU minutes of sandboxed demonstrations and SFT.
+CODE_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "code_sft.pt"
 
 #: Settings of :func:`demo_run` (sized for 2 CPU cores; measured in benchmarks/RESULTS.md, issue 16). The SFT
 #: part (``sft_*``) is the shipped checkpoint's: a demonstrator that is wrong on 30% of its 2048 demonstrations
