@@ -173,8 +173,6 @@ class Trainer:
         self._sft_step = 0
         self._sft_seeds: list[int] = []
         self._demonstrator_seed = ''
-        #: Path of a checkpoint loaded with ``demonstrations=False`` (weights only), else None.
-        self._weights_only: str | None = None
         #: The loaded SFT checkpoint (``path``, ``sha256``, ``sft_steps_done``, ``weights_only``), else None.
         self.sft_checkpoint: dict[str, Any] | None = None
         self.opt: Any = None
@@ -218,10 +216,10 @@ class Trainer:
         cfg = self.cfg
         if self._sft_data is not None:
             return
-        if self._weights_only is not None:
+        if self.sft_checkpoint is not None and self.sft_checkpoint["weights_only"]:
             raise RuntimeError(
-                f"this run loaded only the weights of {self._weights_only} (load_sft_checkpoint(demonstrations=False)): "
-                "SFT cannot continue; load it with demonstrations=True"
+                f"this run loaded only the weights of {self.sft_checkpoint['path']} "
+                "(load_sft_checkpoint(demonstrations=False)): SFT cannot continue; load it with demonstrations=True"
             )
         if seeds is None:
             seeds = [int(s) for s in self.task_rng.integers(0, TRAIN_SEED_RANGE, size=cfg.sft_episodes)]
@@ -345,9 +343,9 @@ class Trainer:
 
     def load_sft_checkpoint(self, path: str | os.PathLike[str], *, demonstrations: bool = True) -> dict[str, Any]:
         """Continue from a :meth:`save_sft_checkpoint` file, before any SFT or GRPO step of this run: by default the
-        same demonstrations are rebuilt (seeds and demonstrator seed from the file), then the weights, SFT optimiser state (its lr,
-        betas and weight decay included) and SFT step are loaded; the SFT data order is reseeded from
-        ``cfg.seed`` (so runs with different seeds continue differently).
+        same demonstrations are rebuilt (seeds and demonstrator seed from the file), then the weights, SFT optimiser
+        state (its lr, betas and weight decay included) and SFT step are loaded; the SFT data order is reseeded
+        from ``cfg.seed`` (so runs with different seeds continue differently).
 
         Args:
             path: The checkpoint file.
@@ -369,8 +367,8 @@ class Trainer:
         """
         if self._sft_data is not None:
             raise RuntimeError("load_sft_checkpoint must come before any sft()/prepare_sft() of this run")
-        if self._weights_only is not None:
-            raise RuntimeError(f"this run already loaded the checkpoint {self._weights_only}")
+        if self.sft_checkpoint is not None:
+            raise RuntimeError(f"this run already loaded the checkpoint {self.sft_checkpoint['path']}")
         if self.step > 0 or self.opt is not None:
             raise RuntimeError("load_sft_checkpoint must come before setup_grpo() and any GRPO step of this run")
         ck = read_sft_checkpoint(path, env_id=self.env_id, model=self.model_spec, cfg=self.cfg, device=self.device)
@@ -379,21 +377,17 @@ class Trainer:
                 f"SFT checkpoint {path} does not match this run (checkpoint, run): "
                 f"{{'use_instructions': ({ck['use_instructions']}, {self.engine.use_instructions})}}"
             )
-        if not demonstrations:
-            self.policy.model.load_state_dict(ck["model"])
-            self._weights_only = str(path)
+        if demonstrations:
+            self.prepare_sft(seeds=ck["sft_seeds"], demonstrator_seed=ck["demonstrator_seed"])
+            self._sft_opt.load_state_dict(ck["opt"])
+            self._sft_step = int(ck["sft_steps_done"])
+            self._sft_rng = random.Random(f"{self.cfg.seed}-sft-continuation")
+            self.sft_examples = len(self._sft_data or [])
+        else:
             self.demonstrator_success = ck["demonstrator_success"]
-            self.sft_checkpoint = {"path": str(path), "sha256": ck["sha256"], "sft_steps_done": int(ck["sft_steps_done"]),
-                                   "weights_only": True}
-            return {k: v for k, v in ck.items() if k not in ("model", "opt")}
-        self.prepare_sft(seeds=ck["sft_seeds"], demonstrator_seed=ck["demonstrator_seed"])
         self.policy.model.load_state_dict(ck["model"])
-        self._sft_opt.load_state_dict(ck["opt"])
-        self._sft_step = int(ck["sft_steps_done"])
-        self._sft_rng = random.Random(f"{self.cfg.seed}-sft-continuation")
-        self.sft_examples = len(self._sft_data or [])
         self.sft_checkpoint = {"path": str(path), "sha256": ck["sha256"], "sft_steps_done": int(ck["sft_steps_done"]),
-                               "weights_only": False}
+                               "weights_only": not demonstrations}
         return {k: v for k, v in ck.items() if k not in ("model", "opt")}
 
     # ----------------------------------------------------------------- GRPO
