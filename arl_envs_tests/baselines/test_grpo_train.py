@@ -149,6 +149,29 @@ def test_demo_grpo_beats_more_sft_when_the_demonstrator_is_wrong(tmp_path) -> No
     assert r["success_sft_grpo"] >= r["after_sft"]["success"] + 0.08
 
 
+def _grpo_phase_from_checkpoint(env_id, checkpoint, out, steps, settings, *, demonstrations=True,
+                                eval_seed=None) -> tuple[float, float]:
+    """Held-out success of a tiny-default run loaded from ``checkpoint``, before and after ``steps`` GRPO steps
+    (``eval_seed``: both evaluations sample from a generator reseeded to it)."""
+    from arl_baselines.grpo.train import _trainer
+
+    tr = _trainer(env_id, "tiny", out, {"progress": False, "log_samples": 0, **settings})
+    try:
+        tr.load_sft_checkpoint(checkpoint, demonstrations=demonstrations)
+        if eval_seed is not None:
+            tr.gen.manual_seed(eval_seed)
+        before = tr.evaluate("sft")["success"]
+        tr.setup_grpo()
+        for _ in range(steps):
+            tr.grpo_step()
+        if eval_seed is not None:
+            tr.gen.manual_seed(eval_seed)
+        after = tr.evaluate("grpo")["success"]
+    finally:
+        tr.engine.close()
+    return before, after
+
+
 @pytest.mark.slow
 def test_countdown_defaults_grpo_phase_lifts_held_out_success(tmp_path) -> None:
     """Countdown's tiny defaults (item 1 of issue 16), GRPO phase: from the shipped checkpoint of their SFT phase
@@ -156,19 +179,10 @@ def test_countdown_defaults_grpo_phase_lifts_held_out_success(tmp_path) -> None:
     defaults), 40 GRPO steps at the defaults raise held-out success (~100 s on one thread). Measured (1 thread,
     256 held-out episodes, benchmarks/RESULTS.md "GRPO defaults"): +0.113 / +0.098 / +0.070 on seeds 0-2 (0.047 ->
     0.160 for seed 0, the one run here); the margin asserted, 0.03, is under half of the smallest."""
-    from arl_baselines.grpo.train import COUNTDOWN_SFT_CHECKPOINT, _trainer
+    from arl_baselines.grpo.train import COUNTDOWN_SFT_CHECKPOINT
 
-    tr = _trainer("arl/math.countdown-v0", "tiny", tmp_path, {"eval_tasks": 128, "eval_samples": 2, "progress": False,
-                                                               "log_samples": 0})
-    try:
-        tr.load_sft_checkpoint(COUNTDOWN_SFT_CHECKPOINT)
-        before = tr.evaluate("sft")["success"]
-        tr.setup_grpo()
-        for _ in range(40):
-            tr.grpo_step()
-        after = tr.evaluate("grpo")["success"]
-    finally:
-        tr.engine.close()
+    before, after = _grpo_phase_from_checkpoint(
+        "arl/math.countdown-v0", COUNTDOWN_SFT_CHECKPOINT, tmp_path, 40, {"eval_tasks": 128, "eval_samples": 2})
     assert before > 0.02, before  # the SFT phase learned to copy the numbers (0.000 with the generator's expert)
     assert after >= before + 0.03, (before, after)
 
@@ -187,20 +201,11 @@ def test_code_functions_defaults_grpo_phase_lifts_held_out_success(tmp_path) -> 
     with independent evaluation streams (seeds 0-2). One 64-episode evaluation has a std of ~0.04, so the test
     asserts a strict rise (at least one more solved episode), not the measured size; the SFT phase's own lift
     (from 0.000 untrained) has a wide margin."""
-    from arl_baselines.grpo.train import CODE_SFT_CHECKPOINT, _trainer
+    from arl_baselines.grpo.train import CODE_SFT_CHECKPOINT
 
-    tr = _trainer("arl/code.functions-v0", "tiny", tmp_path, {"eval_samples": 2, "progress": False, "log_samples": 0})
-    try:
-        tr.load_sft_checkpoint(CODE_SFT_CHECKPOINT, demonstrations=False)
-        tr.gen.manual_seed(12345)
-        before = tr.evaluate("sft")["success"]
-        tr.setup_grpo()
-        for _ in range(CODE_GRPO_STEPS):
-            tr.grpo_step()
-        tr.gen.manual_seed(12345)
-        after = tr.evaluate("grpo")["success"]
-    finally:
-        tr.engine.close()
+    before, after = _grpo_phase_from_checkpoint(
+        "arl/code.functions-v0", CODE_SFT_CHECKPOINT, tmp_path, CODE_GRPO_STEPS, {"eval_samples": 2},
+        demonstrations=False, eval_seed=12345)
     assert before > 0.03, before  # the SFT phase writes working code (0.000 over all difficulties, or untrained)
     assert after > before, (before, after)
 

@@ -93,7 +93,8 @@ ENV_DEFAULTS: dict[str, dict[str, Any]] = {
 #: SFT steps), but learns to copy the numbers in order after 1000-1500 constant-lr steps (0.086 at 1500); GRPO at
 #: 3e-4 (a tenth of that constant SFT lr; 1e-3 collapsed in 20 steps) then raised it to 0.156 in 60 steps.
 #: code.functions: the tiny model trains and is evaluated on difficulty 1 of the generated set (13 families, each
-#: a fixed rule with one drawn parameter; held-out tasks are new seeds: new parameters and test inputs), single-turn
+#: a fixed rule with at most one drawn parameter, 5 with none; held-out tasks are new seeds: new parameters and test
+#: inputs), single-turn
 #: (``max_turns=1``: the byte model cannot use test feedback, and with 4 turns GRPO on its garbled later turns
 #: lowered held-out success, 0.19 -> 0.11 in 10 steps at 1e-4), 600 constant-lr SFT steps (greedy held-out
 #: success 0.25 at 300 steps, 0.50 at 600, 0.58 at 900; 0.000 after 300 steps over all difficulties), GRPO at 3e-5
