@@ -256,8 +256,15 @@ def _demo_grpo() -> bool:
 def train(
     env: str = typer.Option(..., "--env", help="Env id to train on, e.g. arl/math.arithmetic-v0"),
     model: str = typer.Option("tiny", help="tiny[-S|-M|-L] | a local HF checkpoint dir | a .gguf file | smollm2"),
-    steps: int = typer.Option(100, help="GRPO steps."),
+    steps: Optional[int] = typer.Option(
+        None, help="GRPO steps (default: the env's recommended number, 100; 40 for code.functions with a tiny model)."
+    ),
     output: str = typer.Option("runs/grpo", help="Run directory: metrics.jsonl, curves.png, summary.json."),
+    sft_checkpoint: str = typer.Option(
+        "auto", "--sft-checkpoint",
+        help="SFT warm start: auto (the shipped checkpoint of the env's tiny defaults when the settings are those, "
+        "else run the SFT) | none (always run the SFT) | PATH (a saved SFT checkpoint).",
+    ),
     setting: list[str] = typer.Option([], "--set", "-s", help="GRPOConfig field key=value (JSON values), repeatable."),
     env_kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
 ) -> None:
@@ -270,7 +277,7 @@ def train(
     cfg = _kwargs(setting)
     if env_kwarg:
         cfg["env_kwargs"] = _kwargs(env_kwarg)
-    summary = run_train(env, model, steps, output, **cfg)
+    summary = run_train(env, model, steps, output, sft_checkpoint=sft_checkpoint, **cfg)
     console.print_json(json.dumps(summary, default=str))
 
 

@@ -53,8 +53,9 @@ def test_wheel_top_level_packages(wheel: Path) -> None:
     assert "arl_baselines/grpo/config.py" in names and "arl_envs/core/env.py" in names
     assert "arl_envs/CONTRACT.md" in names  # the contract docstrings cite ships with the package
     assert "arl_baselines/grpo/data/demo_sft.pt" in names  # the SFT checkpoint `arl-envs demo` starts from
-    assert "arl_baselines/grpo/data/countdown_sft.pt" in names  # countdown's defaults, SFT phase (its test)
-    assert "arl_baselines/grpo/data/code_sft.pt" in names  # code.functions' tiny defaults, SFT phase (its test)
+    # the SFT phases of the tiny defaults that `arl-envs train` warm-starts from (SHIPPED_SFT_CHECKPOINTS)
+    for name in ("arithmetic_sft.pt", "countdown_sft.pt", "code_sft.pt"):
+        assert f"arl_baselines/grpo/data/{name}" in names
 
 
 def test_no_extra_is_empty_and_all_resolves(wheel: Path) -> None:

@@ -7,7 +7,11 @@ Command (what benchmarks/RESULTS.md, "GRPO defaults", records; one run at a time
         --out runs/sweep-arith
 
 Each grid point is one ``train(env, "tiny", steps, **recommended_settings, **point, **fixed)`` call (the env's
-recommended settings are the base, so a point with no overrides measures the current defaults). ``--grid
+recommended settings are the base, so a point with no overrides measures the current defaults: with no ``--steps``
+the env's recommended GRPO steps, and the SFT warm start from the shipped checkpoint where one matches). Besides
+:class:`GRPOConfig` fields, a point may set ``steps`` (GRPO steps) and ``sft_checkpoint`` (``auto`` | ``none`` | a
+path; ``--set sft_checkpoint=none --set env_threads=1`` is the path before shipped warm starts and threaded
+stepping). ``--grid
 name=v1,v2`` adds a swept axis (the cartesian product of all axes is run), ``--set name=value`` a fixed override;
 values are JSON (``3e-3``, ``true``, ``"cosine"``; a bare word is a string). Per run it reports held-out success
 before / after SFT / after GRPO, pass@k (k = ``--eval-samples``) and mean return at the end, and the wall seconds
@@ -28,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 #: Settings shown in every table (with their value in each run, overridden or recommended).
-TABLE_SETTINGS = ("sft_steps", "sft_lr", "sft_schedule", "sft_batch_size", "lr", "max_new_tokens", "group_size")
+TABLE_SETTINGS = ("sft_steps", "sft_lr", "sft_schedule", "sft_batch_size", "lr", "max_new_tokens", "group_size",
+                  "env_threads")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "baselines")]
 
@@ -66,10 +71,13 @@ def _commit() -> str:
     return out.stdout.strip()
 
 
-def run_point(env_id: str, steps: int, out: Path, settings: dict[str, Any]) -> dict[str, Any]:
-    """One ``train`` call; returns a flat row of the figures the table shows."""
+def run_point(env_id: str, steps: int | None, out: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """One ``train`` call (``settings`` may hold ``steps``, which wins over ``steps``); returns a flat row of the
+    figures the table shows."""
     from arl_baselines.grpo.train import train
 
+    settings = dict(settings)
+    steps = settings.pop("steps", steps)
     load_before = _load()
     t = time.perf_counter()
     s = train(env_id, "tiny", steps, str(out), progress=False, **settings)
@@ -82,6 +90,7 @@ def run_point(env_id: str, steps: int, out: Path, settings: dict[str, Any]) -> d
         "env_id": env_id,
         "settings": settings,
         "steps": s["steps"],
+        "sft_source": s.get("sft_source"),
         "before": ev["before"]["success"],
         "after_sft": ev.get("after_sft", {}).get("success"),
         "final": ev.get("final", {}).get("success"),
@@ -113,12 +122,13 @@ def _setting(x: Any) -> str:
 
 def markdown(rows: list[dict[str, Any]], axes: list[str]) -> str:
     """A markdown table of ``rows`` (one per run) with a column per setting in ``axes`` (its value in the run)."""
-    head = ["env", *axes, "before", "after SFT", "after GRPO", "pass@k (end)", "return (SFT / end)", "SFT s",
+    head = ["env", *axes, "GRPO steps", "SFT from", "before", "after SFT", "after GRPO", "pass@k (end)", "return (SFT / end)", "SFT s",
             "GRPO s", "eval s", "wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         config = r.get("config") or json.loads((Path(r["output"]) / "config.json").read_text())
-        cells = [r["env_id"].removeprefix("arl/"), *[_setting(config.get(a)) for a in axes], _fmt(r["before"]),
+        cells = [r["env_id"].removeprefix("arl/"), *[_setting(config.get(a)) for a in axes], str(r["steps"]),
+                 r.get("sft_source") or "trained", _fmt(r["before"]),
                  _fmt(r["after_sft"]), _fmt(r["final"]), f"{_fmt(r['pass@k'])} (k={r['k']})",
                  f"{_fmt(r['return_after_sft'])} / {_fmt(r['return_final'] if r['final'] is not None else None)}",
                  _fmt(r["sft_s"], 0), _fmt(r["grpo_s"], 0), _fmt(r["eval_s"], 0), _fmt(r["wall_s"], 0)]
@@ -132,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grid", action="append", type=_axis, default=[], help="Swept setting name=v1,v2 (repeatable).")
     p.add_argument("--set", dest="fixed", action="append", type=_fixed, default=[],
                    help="Fixed setting name=value (repeatable).")
-    p.add_argument("--steps", type=int, default=10, help="GRPO steps per run.")
+    p.add_argument("--steps", type=int, default=None, help="GRPO steps per run (default: the env's recommended).")
     p.add_argument("--eval-tasks", type=int, default=None, help="Held-out tasks (default: the env's recommended).")
     p.add_argument("--eval-samples", type=int, default=None, help="Samples per task (default: the recommended).")
     p.add_argument("--threads", type=int, default=1, help="torch threads per run.")
@@ -167,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"SFT {row['sft_s']:.0f}s GRPO {row['grpo_s']:.0f}s eval {row['eval_s']:.0f}s "
                   f"wall {row['wall_s']:.0f}s | {row['load_after']}", flush=True)
             json_path.write_text(json.dumps({"runs": rows}, indent=2, default=str))
-    all_axes = sorted({a for r in rows for a in r["settings"]} - {"num_threads", "eval_tasks", "eval_samples"}
+    all_axes = sorted({a for r in rows for a in r["settings"]}
+                      - {"num_threads", "eval_tasks", "eval_samples", "steps", "sft_checkpoint"}
                       | set(TABLE_SETTINGS), key=lambda a: (TABLE_SETTINGS + (a,)).index(a))
     (out / "results.md").write_text(markdown(rows, all_axes))
     print(markdown(rows, all_axes))

@@ -212,6 +212,49 @@ def test_batched_and_one_episode_paths_give_the_same_multiturn_episodes(warm_pol
     eng.close()
 
 
+def _same_episodes(a: list[Episode], b: list[Episode]) -> bool:
+    fields = ("ids", "mask", "sample_logprobs", "actions", "observations", "step_rewards", "reward", "success", "turns",
+              "truncated_turn", "context_truncated", "env_truncated", "env_error")
+    return len(a) == len(b) and all(getattr(x, f) == getattr(y, f) for x, y in zip(a, b) for f in fields)
+
+
+def test_env_threads_give_the_same_multiturn_episodes(warm_policy) -> None:
+    """Stepping the batch's envs from 4 threads changes nothing: the same sampled ids, observations, rewards and
+    episode ends as stepping them in turn, over retries that depend on each env's own feedback."""
+    runs = []
+    for threads in (1, 4):
+        eng = _engine(warm_policy, env_threads=threads)
+        runs.append(eng.run([31, 32, 33, 34], 4, generator=torch.Generator().manual_seed(5)))
+        assert (eng._pool is None) == (threads == 1)
+        eng.close()
+        assert eng._pool is None
+    assert any(e.turns > 1 for e in runs[0]) and _same_episodes(*runs)
+    with pytest.raises(ValueError, match="env_threads"):
+        _engine(warm_policy, env_threads=0)
+    with pytest.raises(ValueError, match="env_threads"):
+        GRPOConfig(env_threads=0)
+
+
+def test_env_threads_grade_sandboxed_code_like_serial_stepping(tmp_path) -> None:
+    """code.functions (its recommended ``env_threads`` is 4): the shipped SFT checkpoint's programs, graded in real
+    bubblewrap sandboxes from 4 threads at once, score exactly as when graded one after another."""
+    from arl_baselines.grpo.train import CODE_SFT_CHECKPOINT, _trainer
+
+    tr = _trainer("arl/code.functions-v0", "tiny", tmp_path, {"progress": False, "num_groups": 2, "group_size": 4})
+    assert tr.engine.env_threads == 4
+    serial = RolloutEngine(tr.policy, "arl/code.functions-v0", env_kwargs=tr.cfg.env_kwargs, batch_size=8,
+                           max_new_tokens=tr.cfg.max_new_tokens, max_seq_len=tr.cfg.max_seq_len,
+                           use_instructions=False)
+    try:
+        tr.load_sft_checkpoint(CODE_SFT_CHECKPOINT, demonstrations=False)
+        runs = [eng.run([7, 8], 4, generator=torch.Generator().manual_seed(3)) for eng in (tr.engine, serial)]
+    finally:
+        tr.engine.close()
+        serial.close()
+    assert any(e.reward > 0 for e in runs[0]) and all(e.env_error is None for e in runs[0])
+    assert _same_episodes(*runs)
+
+
 def test_pass_at_k_estimator() -> None:
     assert pass_at_k(4, 0, 1) == 0.0
     assert pass_at_k(4, 1, 1) == pytest.approx(0.25)

@@ -266,8 +266,8 @@ def test_checkpoint_weights_only_load_skips_the_demonstrations(tmp_path) -> None
 def test_checkpoint_cli_needs_out_for_an_env_without_a_shipped_checkpoint(capsys) -> None:
     from arl_baselines.grpo.demo_checkpoint import main
 
-    with pytest.raises(SystemExit):
-        main(["--env", "arl/math.arithmetic-v0"])
+    with pytest.raises(SystemExit):  # (an env with a shipped file would rebuild it in place)
+        main(["--env", "arl/search.multihop-v0"])
     assert "--out is needed" in capsys.readouterr().err
     from arl_baselines.grpo.train import build_sft_checkpoint
 
@@ -371,3 +371,68 @@ def test_cosine_sft_schedule_holds_its_floor_past_sft_steps() -> None:
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))  # never rises
     const = GRPOConfig.from_kwargs(sft_steps=100, sft_lr=1e-2, sft_schedule="constant")
     assert {sft_lr_at(const, s) for s in (0, 99, 100, 500)} == {1e-2}
+
+
+def test_train_warm_starts_from_the_shipped_checkpoint_of_the_tiny_defaults(tmp_path) -> None:
+    """``sft_checkpoint="auto"`` (the default): with countdown's tiny defaults ``train`` loads the shipped SFT
+    checkpoint's weights instead of running the SFT, and says so in the summary; the untrained model is still
+    evaluated first, the warm-started one after it."""
+    from arl_baselines.grpo.train import COUNTDOWN_SFT_CHECKPOINT
+
+    small = {"eval_tasks": 2, "eval_samples": 1, "progress": False, "log_samples": 0}
+    s = train("arl/math.countdown-v0", "tiny", 0, tmp_path, **small)
+    assert s["sft_source"] == "shipped" and s["sft_checkpoint_skipped"] is None
+    assert s["sft_checkpoint"]["path"] == str(COUNTDOWN_SFT_CHECKPOINT) and s["sft_checkpoint"]["weights_only"]
+    assert s["sft_examples"] == 0 and (tmp_path / "sft.jsonl").read_text() == ""  # no SFT step ran here
+    assert set(s["evals"]) == {"before", "after_sft"}
+
+
+def test_warm_start_loads_the_shipped_weights_or_says_why_not(tmp_path) -> None:
+    """``_warm_start``: the shipped file's weights exactly when the settings are the env's tiny defaults; otherwise
+    (another SFT setting, another model, an env without a shipped file, ``"none"``) nothing is loaded and the reason
+    is kept; an explicit path that does not match the run raises."""
+    from arl_baselines.grpo.train import SHIPPED_SFT_CHECKPOINTS, _trainer, _warm_start, read_sft_checkpoint
+
+    assert all(p.is_file() for p in SHIPPED_SFT_CHECKPOINTS.values())
+    small = {"eval_tasks": 1, "eval_samples": 1, "progress": False}
+    cases = [  # (env, model, settings, spec, loads, reason)
+        (MATH, "tiny", {}, "auto", True, None),
+        (MATH, "tiny", {"sft_steps": 10}, "auto", False, "does not match"),
+        (MATH, "tiny-S", {}, "auto", False, "does not match"),
+        (MATH, "tiny", {}, "none", False, None),
+        ("arl/search.multihop-v0", "tiny", {}, "auto", False, "no shipped SFT checkpoint"),
+    ]
+    for i, (env_id, model, settings, spec, loads, reason) in enumerate(cases):
+        tr = _trainer(env_id, model, tmp_path / str(i), {**small, **settings})
+        try:
+            assert _warm_start(tr, spec) is loads, (env_id, model, settings, spec)
+            assert tr.sft_source == ("shipped" if loads else "trained")
+            assert (tr.sft_checkpoint_skipped is None) if reason is None else reason in tr.sft_checkpoint_skipped
+            if loads:
+                want = read_sft_checkpoint(SHIPPED_SFT_CHECKPOINTS[env_id])["model"]
+                have = tr.policy.model.state_dict()
+                assert set(have) == set(want) and all(torch.equal(have[k], want[k]) for k in want)
+        finally:
+            tr.engine.close()
+    tr = _trainer(MATH, "tiny", tmp_path / "explicit", {**small, "sft_steps": 10})
+    try:
+        with pytest.raises(ValueError, match="does not match"):
+            _warm_start(tr, SHIPPED_SFT_CHECKPOINTS[MATH])
+    finally:
+        tr.engine.close()
+
+
+def test_train_runs_the_sft_when_told_not_to_use_a_checkpoint(tmp_path) -> None:
+    """``sft_checkpoint="none"`` runs the SFT even where a shipped checkpoint would fit."""
+    s = train(MATH, "tiny", 0, tmp_path, sft_checkpoint="none", sft_steps=2, sft_episodes=8, eval_tasks=1,
+              eval_samples=1, progress=False)
+    assert s["sft_source"] == "trained" and s["sft_checkpoint"] is None and s["sft_examples"] == 8
+    assert len((tmp_path / "sft.jsonl").read_text().splitlines()) == 2
+
+
+def test_recommended_steps() -> None:
+    from arl_baselines.grpo.config import DEFAULT_GRPO_STEPS, recommended_steps
+
+    assert recommended_steps("arl/code.functions-v0", tiny=True) == 40
+    assert recommended_steps("arl/code.functions-v0", tiny=False) == DEFAULT_GRPO_STEPS == 100
+    assert recommended_steps(MATH, tiny=True) == DEFAULT_GRPO_STEPS

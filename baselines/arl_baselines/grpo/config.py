@@ -33,7 +33,7 @@ FIELD_MINIMUMS: dict[str, tuple[float, bool]] = {
     "weight_decay": (0.0, True), "beta": (0.0, True), "entropy_coef": (0.0, True), "sgd_momentum": (0.0, True), "top_k": (0, True),
     "warmup_steps": (0, True), "sft_steps": (0, True), "sft_batch_size": (1, True), "sft_episodes": (0, True),
     "eval_every": (0, True), "eval_tasks": (0, True), "eval_samples": (1, True), "log_samples": (0, True),
-    "num_threads": (1, True), "time_limit_s": (0.0, False),
+    "num_threads": (1, True), "env_threads": (1, True), "time_limit_s": (0.0, False),
 }
 
 
@@ -83,7 +83,7 @@ ENV_DEFAULTS: dict[str, dict[str, Any]] = {
     "arl/math.countdown-v0": {"max_new_tokens": 64, "max_seq_len": 512},
     "arl/code.functions-v0": {
         "max_new_tokens": 384, "max_seq_len": 2048, "num_groups": 4, "group_size": 4, "eval_tasks": 16,
-        "eval_samples": 2,
+        "eval_samples": 2, "env_threads": 4,
     },
     "arl/search.multihop-v0": {"max_new_tokens": 64, "max_seq_len": 2048},
 }
@@ -99,8 +99,10 @@ ENV_DEFAULTS: dict[str, dict[str, Any]] = {
 #: lowered held-out success, 0.19 -> 0.11 in 10 steps at 1e-4), 600 constant-lr SFT steps (greedy held-out
 #: success 0.25 at 300 steps, 0.50 at 600, 0.58 at 900; 0.000 after 300 steps over all difficulties), GRPO at 3e-5
 #: with 8 x 4 episodes (single-turn from the 600-step model: 0.125 -> 0.234 in 30 steps; 1e-4: 0.125 -> 0.227),
-#: token budgets that hold difficulty 1's longest expert action (272 bytes) and episode (844 bytes).
-#: Measured in benchmarks/RESULTS.md, "GRPO defaults".
+#: token budgets that hold difficulty 1's longest expert action (272 bytes) and episode (844 bytes), 4 threads
+#: stepping the sandboxed envs (``env_threads``: a GRPO step 6.4 s -> 4.4 s on a quiet core) and 40 GRPO steps
+#: (:data:`TINY_ENV_STEPS`). The SFT phases of these settings ship as warm starts
+#: (``arl_baselines.grpo.train.SHIPPED_SFT_CHECKPOINTS``). Measured in benchmarks/RESULTS.md, "GRPO defaults".
 TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
     "arl/math.countdown-v0": {
         "sft_steps": 1500, "sft_schedule": "constant", "lr": 3e-4, "env_kwargs": {"expert": "ordered"},
@@ -111,6 +113,21 @@ TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
         "eval_samples": 4, "env_kwargs": {"difficulty": 1, "max_turns": 1},
     },
 }
+
+
+#: GRPO steps of ``train`` / ``arl-envs train`` when ``--steps`` is not given.
+DEFAULT_GRPO_STEPS = 100
+#: Tiny-model GRPO steps per env that differ from :data:`DEFAULT_GRPO_STEPS`. code.functions: 40 (a step is 32
+#: sandboxed episodes of up to 320 tokens, ~4.4 s on a quiet core; held-out success rose 0.125 -> 0.234 in 30
+#: steps and reached 0.281 after 100, benchmarks/RESULTS.md "GRPO defaults"), so the no-flag run stays within a
+#: few CPU minutes.
+TINY_ENV_STEPS: dict[str, int] = {"arl/code.functions-v0": 40}
+
+
+def recommended_steps(env_id: str, *, tiny: bool) -> int:
+    """GRPO steps ``train`` runs on ``env_id`` when none are given (:data:`DEFAULT_GRPO_STEPS`, or the tiny model's
+    per-env number in :data:`TINY_ENV_STEPS`)."""
+    return TINY_ENV_STEPS.get(env_id, DEFAULT_GRPO_STEPS) if tiny else DEFAULT_GRPO_STEPS
 
 
 def recommended_settings(env_id: str, *, tiny: bool) -> dict[str, Any]:
@@ -155,6 +172,9 @@ class GRPOConfig:
         train_seeds: Train on these task seeds only (each step draws ``num_groups`` of them, without replacement
             when there are enough): a fixed training set. None (default): fresh seeds from the training range
             every step.
+        env_threads: Threads that step a batch's envs at once after each decoded turn (1: in turn). Worth it where
+            a step waits on a sandbox: code.functions' recommended setting is 4 (its 8 x 4 batch graded in the
+            bubblewrap sandbox: benchmarks/RESULTS.md, "GRPO defaults"). The episodes do not depend on it.
         mask_truncated: Zero the loss mask of episodes with a truncated turn or context (DAPO's overlong
             filtering; TRL ``mask_truncated_completions``). Their rewards still enter the group statistics.
 
@@ -242,6 +262,7 @@ class GRPOConfig:
     use_instructions: bool | None = None
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     train_seeds: list[int] | None = None
+    env_threads: int = 1
     mask_truncated: bool = True
     # loss
     loss_type: str = "dapo"

@@ -4,7 +4,9 @@
 
 With ``--env`` it runs :func:`arl_baselines.grpo.train.build_sft_checkpoint` at that env's recommended tiny
 settings on one torch thread (``--env arl/math.countdown-v0`` writes the shipped ``countdown_sft.pt`` by default,
-~8 min; ``--env arl/code.functions-v0`` the shipped ``code_sft.pt``, ~14 min).
+~8 min; ``--env arl/code.functions-v0`` the shipped ``code_sft.pt``, ~14 min; ``--env arl/math.arithmetic-v0`` the
+shipped ``arithmetic_sft.pt``, ~2 min). ``arl-envs train`` starts from these files when its settings are the env's
+tiny defaults (:data:`arl_baselines.grpo.train.SHIPPED_SFT_CHECKPOINTS`).
 
 See :func:`arl_baselines.grpo.train.build_demo_checkpoint` (~150 s on 2 CPU cores); prints the held-out success
 curve of the SFT and the file's sha256. The default ``--out`` is the shipped file inside the package (what
@@ -22,14 +24,13 @@ from typing import Any
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Build the checkpoint; returns the build's result (``path``, ``curve``, ``sha256``, ...)."""
     from arl_baselines.grpo.train import (
-        CODE_SFT_CHECKPOINT,
-        COUNTDOWN_SFT_CHECKPOINT,
         DEMO_SFT_CHECKPOINT,
+        SHIPPED_SFT_CHECKPOINTS,
         build_demo_checkpoint,
         build_sft_checkpoint,
     )
 
-    shipped = {"arl/math.countdown-v0": COUNTDOWN_SFT_CHECKPOINT, "arl/code.functions-v0": CODE_SFT_CHECKPOINT}
+    shipped = SHIPPED_SFT_CHECKPOINTS
     ap = argparse.ArgumentParser(description="Build the SFT checkpoint the GRPO demo starts from.")
     ap.add_argument("--env", default=None, help="build this env's tiny-default SFT checkpoint instead of the demo's")
     ap.add_argument("--out", default=None, help="checkpoint file to write (default: the shipped one)")

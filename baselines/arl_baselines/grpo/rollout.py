@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import random
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +123,9 @@ class RolloutEngine:
         max_seq_len: Token budget per episode.
         use_instructions: Put ``info["instructions"]`` in the prompt.
         compile: Passed to :class:`FastDecoder`.
+        env_threads: Threads that step the batch's envs at once after each decoded turn (each env is stepped by
+            one thread; sandboxed code runs in its own processes, so grading overlaps). 1 (default): in turn.
+            The episodes are the same either way (each env sees only its own actions; tested).
     """
 
     def __init__(
@@ -135,7 +139,10 @@ class RolloutEngine:
         max_seq_len: int,
         use_instructions: bool,
         compile: bool | None = None,
+        env_threads: int = 1,
     ) -> None:
+        if int(env_threads) < 1:
+            raise ValueError(f"env_threads must be >= 1, got {env_threads}")
         self.policy = policy
         self.env_id = env_id
         self.env_kwargs = dict(env_kwargs or {})
@@ -145,6 +152,8 @@ class RolloutEngine:
         self.use_instructions = bool(use_instructions)
         self.compile = compile
         self.envs: list[Any] = []
+        self.env_threads = int(env_threads)
+        self._pool: ThreadPoolExecutor | None = None
         self._decoder: FastDecoder | None = None
         probe = self._env(0)
         self.max_turns = int(getattr(probe.unwrapped, "max_turns", 1))
@@ -177,10 +186,21 @@ class RolloutEngine:
         return self.envs[i]
 
     def close(self) -> None:
-        """Close every env."""
+        """Close every env (and the stepping threads)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         for env in self.envs:
             env.close()
         self.envs.clear()
+
+    def _step_envs(self, calls: list[tuple[Any, str]]) -> list[tuple[Any, ...]]:
+        """``env.step(text)`` for each ``(env, text)``, in ``env_threads`` threads; results in input order."""
+        if self.env_threads <= 1 or len(calls) <= 1:
+            return [env.step(text) for env, text in calls]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.env_threads, thread_name_prefix="arl-rollout-env")
+        return list(self._pool.map(lambda call: call[0].step(call[1]), calls))
 
     def prompt(self, env: Any, seed: int) -> tuple[list[int], str, Any]:
         """Reset ``env`` with ``seed``; return ``(prompt ids, first observation, info)``."""
@@ -248,11 +268,11 @@ class RolloutEngine:
                 active, self.max_new_tokens, temperature=temperature, top_k=top_k, generator=generator, limits=limits
             )
             chunks: list[list[int]] = [[] for _ in range(self.batch_size)]
-            for i in range(n):
-                out = outs[i]
-                if out is None:
-                    continue
-                obs_ids = self._take_turn(eps[i], self._env(i), out, limits[i])
+            rows = [i for i in range(n) if outs[i] is not None]
+            texts = [self._record_turn(eps[i], outs[i], limits[i]) for i in rows]
+            results = self._step_envs([(self._env(i), text) for i, text in zip(rows, texts)])
+            for i, text, result in zip(rows, texts, results):
+                obs_ids = self._finish_turn(eps[i], outs[i], text, result)
                 if obs_ids is None:
                     active[i] = False
                 else:
@@ -338,6 +358,8 @@ class RolloutEngine:
         is still sent to the env (so it is scored) and the episode ends there. After a complete action, an
         observation that does not fit the budget also ends the episode as ``context_truncated``: the episode keeps
         the rewards it earned (an unfinished task is the agent's failure, ``success=False``) and is trained on.
+        :meth:`run` does the same in three parts (:meth:`_record_turn`, the env steps of the whole batch, possibly
+        in threads, then :meth:`_finish_turn`).
 
         Args:
             ep: The episode (updated in place).
@@ -348,19 +370,26 @@ class RolloutEngine:
         Returns:
             The observation ids to append when the episode goes on, else None.
         """
-        p = self.policy
+        text = self._record_turn(ep, out, limit)
+        return self._finish_turn(ep, out, text, env.step(text))
+
+    def _record_turn(self, ep: Episode, out: Any, limit: int) -> str:
+        """Append the sampled ids of a turn to ``ep`` and mark how it was cut; returns the action text."""
         ep.turn_spans.append((len(ep.ids), len(ep.ids) + len(out.ids)))
         ep.ids += out.ids
         ep.mask += [1] * len(out.ids)
         ep.sample_logprobs += list(out.logprobs)
-        cut = not out.stopped
-        if cut:
+        if not out.stopped:
             if len(out.ids) >= self.max_new_tokens:
                 ep.truncated_turn = True
             else:
                 ep.context_truncated = True
-        text = p.decode(out.ids)
-        obs, reward, terminated, truncated, info = env.step(text)
+        return self.policy.decode(out.ids)
+
+    def _finish_turn(self, ep: Episode, out: Any, text: str, result: tuple[Any, ...]) -> list[int] | None:
+        """Record the env's ``step`` result for the turn (``text``) that :meth:`_record_turn` recorded (see
+        :meth:`_take_turn`)."""
+        obs, reward, terminated, truncated, info = result
         ep.actions.append(text)
         ep.observations.append(obs)
         ep.step_rewards.append(float(reward))
@@ -369,11 +398,11 @@ class RolloutEngine:
         ep.invalid_actions += info.get("action_error") is not None
         if info.get("env_error") is not None:
             ep.env_error = str(info["env_error"])
-        if terminated or truncated or cut:
+        if terminated or truncated or not out.stopped:
             ep.success = bool(info.get("success", False)) if (terminated or truncated) else False
             ep.env_truncated = bool(truncated)
             return None
-        obs_ids = p.chat.observation_ids(obs, ended_with=out.ids[-1])
+        obs_ids = self.policy.chat.observation_ids(obs, ended_with=out.ids[-1])
         if len(ep.ids) + len(obs_ids) + MIN_FREE_SLOTS > self.max_seq_len:
             ep.context_truncated = True
             return None

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import random
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -30,7 +31,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from arl_baselines.grpo.config import EVAL_SEED_OFFSET, TINY_SIZES, TRAIN_SEED_RANGE, GRPOConfig, recommended_settings
+from arl_baselines.grpo.config import (
+    EVAL_SEED_OFFSET,
+    TINY_SIZES,
+    TRAIN_SEED_RANGE,
+    GRPOConfig,
+    recommended_settings,
+    recommended_steps,
+)
 from arl_baselines.grpo.diversity import diversity_rewards
 from arl_baselines.grpo.loss import group_advantages, grpo_loss, step_group_advantages
 from arl_baselines.grpo.policy import Policy, load_policy, token_logprobs
@@ -150,6 +158,7 @@ class Trainer:
             max_seq_len=cfg.max_seq_len,
             use_instructions=use_instr,
             compile=cfg.compile,
+            env_threads=cfg.env_threads,
         )
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self.task_rng = np.random.default_rng(cfg.seed)
@@ -175,6 +184,10 @@ class Trainer:
         self._demonstrator_seed = ''
         #: The loaded SFT checkpoint (``path``, ``sha256``, ``sft_steps_done``, ``weights_only``), else None.
         self.sft_checkpoint: dict[str, Any] | None = None
+        #: Where the SFT weights came from: ``"trained"`` (:meth:`sft`, or none), ``"shipped"`` / ``"file"`` (set by
+        #: :func:`train`'s warm start); ``sft_checkpoint_skipped`` says why ``"auto"`` found no usable checkpoint.
+        self.sft_source = "trained"
+        self.sft_checkpoint_skipped: str | None = None
         self.opt: Any = None
         (self.out / "config.json").write_text(
             json.dumps({"env_id": env_id, "model": model, **cfg.to_dict()}, indent=2, default=str)
@@ -666,6 +679,8 @@ class Trainer:
             "timings_s": {**self.timings, "eval_s": sum(e.get("eval_s", 0.0) for e in self.evals.values())},
             "sft_examples": self.sft_examples,
             "sft_checkpoint": self.sft_checkpoint,
+            "sft_source": self.sft_source,
+            "sft_checkpoint_skipped": self.sft_checkpoint_skipped,
             "decode_compiled": self.engine.decoder.compiled if self.engine._decoder is not None else False,
             "reward_first": float(np.nanmean([r["reward_mean"] for r in h[:k]])) if h else None,
             "reward_last": float(np.nanmean([r["reward_mean"] for r in h[-k:]])) if h else None,
@@ -925,8 +940,10 @@ def _trainer(env_id: str, model: str, output: str | os.PathLike[str], cfg: dict[
 def train(
     env_id: str,
     model: str = "tiny",
-    steps: int = 100,
+    steps: int | None = None,
     output: str | os.PathLike[str] = "runs/grpo",
+    *,
+    sft_checkpoint: str | os.PathLike[str] | None = "auto",
     **cfg: Any,
 ) -> dict[str, Any]:
     """Train a policy with GRPO on ``env_id`` (after an optional SFT warm start) and evaluate it.
@@ -935,8 +952,16 @@ def train(
         env_id: Any registered arl-envs id, e.g. ``arl/math.arithmetic-v0``.
         model: ``tiny`` / ``tiny-S`` / ``tiny-M`` / ``tiny-L``, a local checkpoint directory, a ``.gguf`` file or
             ``smollm2``.
-        steps: GRPO steps (0: SFT and evaluation only).
+        steps: GRPO steps (0: SFT and evaluation only). None: the env's recommended number
+            (:func:`~arl_baselines.grpo.config.recommended_steps`: 100; 40 for code.functions with a tiny model).
         output: Run directory (created).
+        sft_checkpoint: Where the SFT warm start comes from when the settings have one (``sft_steps > 0``):
+            ``"auto"`` (default): the shipped checkpoint of the env's tiny defaults (:data:`SHIPPED_SFT_CHECKPOINTS`:
+            arithmetic, countdown, code.functions) when its identity (env id and kwargs, model, SFT settings, see
+            :func:`read_sft_checkpoint`) equals this run's, loaded weights only instead of running the SFT; else
+            (another model or SFT setting, an env without one) the SFT runs here, and the reason is recorded as
+            ``sft_checkpoint_skipped``. ``"none"`` or None: always run the SFT. A path: load that
+            :meth:`Trainer.save_sft_checkpoint` file (weights only; it must match the run).
         **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
             ``env_kwargs={"difficulty": 1}``); they override the env's recommended settings
             (:func:`~arl_baselines.grpo.config.recommended_settings`: an SFT warm start for tiny models, token
@@ -945,19 +970,24 @@ def train(
 
     Returns:
         The summary (``summary.json``): rewards first/last fifth of steps, evaluations ``before`` (untrained),
-        ``after_sft`` and ``final`` on held-out seeds, tokens generated, wall time.
+        ``after_sft`` and ``final`` on held-out seeds, tokens generated, wall time, ``sft_source`` (``"trained"``,
+        ``"shipped"`` or ``"file"``) and ``sft_checkpoint`` (path, sha256) when one was loaded.
 
     Raises:
         TypeError: Unknown setting name.
-        ValueError: Invalid setting value.
+        ValueError: Invalid setting value; a ``sft_checkpoint`` path that is unreadable or does not match the run.
+        FileNotFoundError: A ``sft_checkpoint`` path with no file.
     """
     save_model = bool(cfg.pop("save_model", False))
     tr = _trainer(env_id, model, output, cfg)
     config = tr.cfg
+    if steps is None:
+        steps = recommended_steps(env_id, tiny=model in TINY_SIZES)
     tr.evaluate("before")
     t = time.perf_counter()
-    if config.sft_steps > 0:
-        tr.sft()
+    if config.sft_steps > 0 or sft_checkpoint not in (None, "auto", "none"):
+        if not _warm_start(tr, sft_checkpoint):
+            tr.sft()
         tr.timings["sft_s"] = time.perf_counter() - t
         tr.evaluate("after_sft")
     tr.setup_grpo()
@@ -978,6 +1008,37 @@ def train(
     if save_model:
         tr.policy.save(tr.out / "model")
     return tr.finish()
+
+
+def _warm_start(tr: Trainer, spec: str | os.PathLike[str] | None) -> bool:
+    """Load the SFT warm start ``spec`` names into ``tr`` (see :func:`train`'s ``sft_checkpoint``); True if loaded.
+
+    Raises:
+        ValueError, FileNotFoundError: An explicit path that cannot be loaded (``"auto"`` never raises: it falls
+            back to running the SFT and records why in ``tr.sft_checkpoint_skipped``).
+    """
+    if spec is None or spec == "none":
+        return False
+    if spec != "auto":
+        tr.load_sft_checkpoint(spec, demonstrations=False)
+        tr.sft_source = "file"
+        return True
+    path = SHIPPED_SFT_CHECKPOINTS.get(tr.env_id)
+    if path is None:
+        tr.sft_checkpoint_skipped = f"no shipped SFT checkpoint for {tr.env_id}"
+        return False
+    try:
+        tr.load_sft_checkpoint(path, demonstrations=False)
+    except (ValueError, FileNotFoundError) as exc:
+        tr.sft_checkpoint_skipped = str(exc)
+        if tr.cfg.progress:
+            print(f"shipped SFT checkpoint not used, running the SFT here: {exc}", file=sys.stderr)
+        return False
+    tr.sft_source = "shipped"
+    if tr.cfg.progress:
+        print(f"SFT warm start: shipped checkpoint {path.name} (sha256 {tr.sft_checkpoint['sha256'][:12]}; "
+              "sft_checkpoint='none' / --sft-checkpoint none runs the SFT here)", file=sys.stderr)
+    return True
 
 
 def sft_vs_grpo(
@@ -1089,6 +1150,16 @@ COUNTDOWN_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "countdown
 #: tasks; built by ``python -m arl_baselines.grpo.demo_checkpoint --env arl/code.functions-v0``, 1.8 MB): the test
 #: of those defaults starts from it instead of 14 CPU minutes of sandboxed demonstrations and SFT.
 CODE_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "code_sft.pt"
+#: A shipped SFT checkpoint of arithmetic's tiny defaults (500 cosine SFT steps from 3e-3 to 3e-4; built by
+#: ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.arithmetic-v0``, 1.8 MB).
+ARITHMETIC_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "arithmetic_sft.pt"
+#: The SFT checkpoints :func:`train` starts from with ``sft_checkpoint="auto"`` (its default) when the run's settings
+#: are the env's tiny defaults: env id -> file. Each is the SFT phase of those defaults, seed 0, one torch thread.
+SHIPPED_SFT_CHECKPOINTS: dict[str, Path] = {
+    "arl/math.arithmetic-v0": ARITHMETIC_SFT_CHECKPOINT,
+    "arl/math.countdown-v0": COUNTDOWN_SFT_CHECKPOINT,
+    "arl/code.functions-v0": CODE_SFT_CHECKPOINT,
+}
 
 #: Settings of :func:`demo_run` (sized for 2 CPU cores; measured in benchmarks/RESULTS.md, issue 16). The SFT
 #: part (``sft_*``) is the shipped checkpoint's: a demonstrator that is wrong on 30% of its 2048 demonstrations
