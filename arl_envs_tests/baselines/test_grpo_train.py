@@ -387,6 +387,17 @@ def test_train_warm_starts_from_the_shipped_checkpoint_of_the_tiny_defaults(tmp_
     assert set(s["evals"]) == {"before", "after_sft"}
 
 
+def test_arithmetic_defaults_start_from_a_warm_start_that_has_learned(tmp_path) -> None:
+    """arithmetic's tiny defaults with no flags: the untrained model solves none of the held-out tasks and the
+    shipped SFT warm start (500 cosine steps) solves some: 8 / 10 / 7 / 3 of 256 episodes under evaluation seeds
+    0-3 (RESULTS.md, "Defaults (item 1), 2026-12-04"); the untrained model 0 under each. At a success rate of 0.027,
+    P(0 of 256) is about 0.001."""
+    s = train(MATH, "tiny", 0, tmp_path, progress=False, log_samples=0)
+    ev = s["evals"]
+    assert s["sft_source"] == "shipped"
+    assert ev["before"]["success"] == 0.0 and ev["after_sft"]["success"] > 0.0, ev
+
+
 def test_warm_start_loads_the_shipped_weights_or_says_why_not(tmp_path) -> None:
     """``_warm_start``: the shipped file's weights exactly when the settings are the env's tiny defaults; otherwise
     (another SFT setting, another model, an env without a shipped file, ``"none"``) nothing is loaded and the reason
