@@ -274,10 +274,16 @@ def train(
     except ImportError as exc:
         console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
         raise typer.Exit(1) from exc
+    from arl_baselines.grpo.train import sft_checkpoint_spec
+
+    try:
+        spec = sft_checkpoint_spec(sft_checkpoint)
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sft-checkpoint") from exc
     cfg = _kwargs(setting)
     if env_kwarg:
         cfg["env_kwargs"] = _kwargs(env_kwarg)
-    summary = run_train(env, model, steps, output, sft_checkpoint=sft_checkpoint, **cfg)
+    summary = run_train(env, model, steps, output, sft_checkpoint=spec, **cfg)
     console.print_json(json.dumps(summary, default=str))
 
 

@@ -75,3 +75,15 @@ def test_math_warm_up_starts_a_grader_worker() -> None:
     idle = shared_grader()._idle  # noqa: SLF001
     assert idle and any(g._proc is not None and g._proc.poll() is None for g in idle)  # noqa: SLF001
     env.close()
+
+
+def test_train_rejects_an_sft_checkpoint_that_is_no_keyword_and_no_file(tmp_path) -> None:
+    """``--sft-checkpoint`` takes auto / none (any case) or a file: anything else is a usage error (exit 2) that
+    names the choices, before a run directory exists."""
+    import pytest
+
+    pytest.importorskip("torch")
+    result = runner.invoke(app, ["train", "--env", "arl/math.arithmetic-v0", "--sft-checkpoint", "atuo",
+                                 "--output", str(tmp_path / "run")], terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert "auto, none or the path" in result.output and not (tmp_path / "run").exists()

@@ -235,6 +235,36 @@ def test_env_threads_give_the_same_multiturn_episodes(warm_policy) -> None:
         GRPOConfig(env_threads=0)
 
 
+def test_env_threads_let_every_step_finish_before_an_error_leaves(warm_policy) -> None:
+    """An exception from one env's ``step`` (a bug: envs report their own failures as ``env_error``) leaves the
+    threaded stepping only once the batch's other steps have returned, as in turn: no env is still being stepped
+    when the caller handles the error (and, say, resets it); results keep the input order."""
+    import time
+
+    class Slow:  # an env whose step takes a while
+        def __init__(self) -> None:
+            self.done = False
+
+        def step(self, text: str) -> tuple[str]:
+            time.sleep(0.2)
+            self.done = True
+            return (text,)
+
+    class Broken:
+        def step(self, text: str) -> tuple[str]:
+            raise RuntimeError("bug in an env")
+
+    eng = _engine(warm_policy, env_threads=4)
+    slow = [Slow() for _ in range(3)]
+    try:
+        with pytest.raises(RuntimeError, match="bug in an env"):
+            eng._step_envs([(Broken(), "a"), *[(env, "b") for env in slow]])
+        assert all(env.done for env in slow)
+        assert eng._step_envs([(env, str(i)) for i, env in enumerate(slow)]) == [("0",), ("1",), ("2",)]
+    finally:
+        eng.close()
+
+
 def test_env_threads_grade_sandboxed_code_like_serial_stepping(tmp_path) -> None:
     """code.functions (its recommended ``env_threads`` is 4): the shipped SFT checkpoint's programs, graded in real
     bubblewrap sandboxes from 4 threads at once, score exactly as when graded one after another."""

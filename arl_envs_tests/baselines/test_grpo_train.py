@@ -400,24 +400,37 @@ def test_arithmetic_defaults_start_from_a_warm_start_that_has_learned(tmp_path) 
 
 def test_warm_start_loads_the_shipped_weights_or_says_why_not(tmp_path) -> None:
     """``_warm_start``: the shipped file's weights exactly when the settings are the env's tiny defaults; otherwise
-    (another SFT setting, another model, an env without a shipped file, ``"none"``) nothing is loaded and the reason
-    is kept; an explicit path that does not match the run raises."""
-    from arl_baselines.grpo.train import SHIPPED_SFT_CHECKPOINTS, _trainer, _warm_start, read_sft_checkpoint
+    (another SFT setting, the GRPO/SFT gradient clip, another seed, another model, an env without a shipped file,
+    ``"none"``) nothing is loaded and the reason is kept; an explicit path that does not match the run raises."""
+    from arl_baselines.grpo.train import (
+        SHIPPED_SFT_CHECKPOINTS,
+        SHIPPED_SFT_SEED,
+        _trainer,
+        _warm_start,
+        sft_checkpoint_spec,
+        read_sft_checkpoint,
+    )
 
     assert all(p.is_file() for p in SHIPPED_SFT_CHECKPOINTS.values())
+    assert {read_sft_checkpoint(p)["demonstrator_seed"] for p in SHIPPED_SFT_CHECKPOINTS.values()} == {
+        f"{SHIPPED_SFT_SEED}-demonstrator"}  # what the seed rule of "auto" relies on
     small = {"eval_tasks": 1, "eval_samples": 1, "progress": False}
     cases = [  # (env, model, settings, spec, loads, reason)
         (MATH, "tiny", {}, "auto", True, None),
+        (MATH, "tiny", {}, "AUTO", True, None),
         (MATH, "tiny", {"sft_steps": 10}, "auto", False, "does not match"),
+        (MATH, "tiny", {"max_grad_norm": 0.5}, "auto", False, "max_grad_norm"),
+        (MATH, "tiny", {"seed": 1}, "auto", False, "seed"),
         (MATH, "tiny-S", {}, "auto", False, "does not match"),
         (MATH, "tiny", {}, "none", False, None),
+        (MATH, "tiny", {}, "None", False, None),
         ("arl/search.multihop-v0", "tiny", {}, "auto", False, "no shipped SFT checkpoint"),
     ]
     for i, (env_id, model, settings, spec, loads, reason) in enumerate(cases):
         tr = _trainer(env_id, model, tmp_path / str(i), {**small, **settings})
         try:
-            assert _warm_start(tr, spec) is loads, (env_id, model, settings, spec)
-            assert tr.sft_source == ("shipped" if loads else "trained")
+            assert _warm_start(tr, sft_checkpoint_spec(spec)) is loads, (env_id, model, settings, spec)
+            assert tr.sft_source == ("shipped" if loads else None)  # None: no SFT yet
             assert (tr.sft_checkpoint_skipped is None) if reason is None else reason in tr.sft_checkpoint_skipped
             if loads:
                 want = read_sft_checkpoint(SHIPPED_SFT_CHECKPOINTS[env_id])["model"]
@@ -431,6 +444,70 @@ def test_warm_start_loads_the_shipped_weights_or_says_why_not(tmp_path) -> None:
             _warm_start(tr, SHIPPED_SFT_CHECKPOINTS[MATH])
     finally:
         tr.engine.close()
+
+
+def test_warm_start_from_a_file_is_the_same_run_as_its_sft(tmp_path) -> None:
+    """A run that loads an SFT checkpoint (weights only) goes on as the run that trained that SFT itself: the same
+    weights and the same GRPO task seeds next (the demonstrations' draw from the task-seed stream is skipped)."""
+    from arl_baselines.grpo.train import TRAIN_SEED_RANGE, _trainer, _warm_start, build_sft_checkpoint
+
+    small = {**SMALL, "sft_steps": 3, "sft_episodes": 8, "eval_tasks": 2, "eval_samples": 1, "num_threads": 1}
+    build_sft_checkpoint(MATH, tmp_path / "ck.pt", tmp_path / "build", eval_every=0, **small)
+    here = _trainer(MATH, "tiny", tmp_path / "here", small)
+    loaded = _trainer(MATH, "tiny", tmp_path / "loaded", small)
+    try:
+        here.sft()
+        assert _warm_start(loaded, tmp_path / "ck.pt")
+        assert (here.sft_source, loaded.sft_source) == ("trained", "file")
+        a, b = here.policy.model.state_dict(), loaded.policy.model.state_dict()
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        draw = [tr.task_rng.integers(0, TRAIN_SEED_RANGE, size=4).tolist() for tr in (here, loaded)]
+        assert draw[0] == draw[1]
+    finally:
+        here.engine.close()
+        loaded.engine.close()
+
+
+def test_checkpoint_of_another_architecture_is_refused_before_any_weight_is_loaded(tmp_path, monkeypatch) -> None:
+    """A checkpoint whose tensors do not fit the model (another vocabulary or size under the same settings) is a
+    ValueError from ``load_sft_checkpoint`` with the model untouched (``load_state_dict`` would copy the tensors
+    that fit before raising); ``"auto"`` then runs the SFT and says why."""
+    from arl_baselines.grpo import train as train_mod
+    from arl_baselines.grpo.train import SHIPPED_SFT_CHECKPOINTS, _trainer, _warm_start
+
+    ck = torch.load(SHIPPED_SFT_CHECKPOINTS[MATH], weights_only=True)
+    name = next(k for k in ck["model"] if k.endswith("embed_tokens.weight"))
+    ck["model"][name] = ck["model"][name][:-1]  # one token fewer
+    torch.save(ck, tmp_path / "other.pt")
+    tr = _trainer(MATH, "tiny", tmp_path / "run", {"eval_tasks": 1, "eval_samples": 1, "progress": False})
+    try:
+        before = {k: v.clone() for k, v in tr.policy.model.state_dict().items()}
+        with pytest.raises(ValueError, match="another architecture"):
+            tr.load_sft_checkpoint(tmp_path / "other.pt", demonstrations=False)
+        after = tr.policy.model.state_dict()
+        assert all(torch.equal(before[k], after[k]) for k in before) and tr.sft_checkpoint is None
+        monkeypatch.setitem(train_mod.SHIPPED_SFT_CHECKPOINTS, MATH, tmp_path / "other.pt")
+        assert not _warm_start(tr, "auto") and "another architecture" in tr.sft_checkpoint_skipped
+    finally:
+        tr.engine.close()
+
+
+def test_train_checks_an_sft_checkpoint_path_before_touching_the_run_directory(tmp_path) -> None:
+    """``train(sft_checkpoint=PATH)`` with no such file, or a file that does not fit the run, raises before the run
+    directory's logs are emptied (and before any evaluation); the message names the keywords for a misspelt one."""
+    from arl_baselines.grpo.train import SHIPPED_SFT_CHECKPOINTS
+
+    out = tmp_path / "old-run"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text('{"step": 1}\n')
+    with pytest.raises(FileNotFoundError, match="auto, none or the path"):
+        train(MATH, "tiny", 1, out, sft_checkpoint="atuo", progress=False)
+    with pytest.raises(FileNotFoundError, match="auto, none or the path"):
+        train(MATH, "tiny", 1, out, sft_checkpoint=tmp_path, progress=False)  # a directory
+    with pytest.raises(ValueError, match="does not match"):
+        train(MATH, "tiny", 1, out, sft_checkpoint=SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"], progress=False)
+    assert (out / "metrics.jsonl").read_text() == '{"step": 1}\n' and sorted(p.name for p in out.iterdir()) == [
+        "metrics.jsonl"]
 
 
 def test_train_runs_the_sft_when_told_not_to_use_a_checkpoint(tmp_path) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,7 +200,9 @@ class RolloutEngine:
             return [env.step(text) for env, text in calls]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.env_threads, thread_name_prefix="arl-rollout-env")
-        return list(self._pool.map(lambda call: call[0].step(call[1]), calls))
+        futures = [self._pool.submit(env.step, text) for env, text in calls]
+        wait(futures)  # every step has returned before an exception leaves: no env is still stepping behind it
+        return [f.result() for f in futures]
 
     def prompt(self, env: Any, seed: int) -> tuple[list[int], str, Any]:
         """Reset ``env`` with ``seed``; return ``(prompt ids, first observation, info)``."""

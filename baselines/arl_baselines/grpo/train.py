@@ -101,6 +101,7 @@ SFT_CHECKPOINT_KEYS = (
     "max_seq_len",
     "weight_decay",
     "adam_betas",
+    "max_grad_norm",
 )
 
 
@@ -184,9 +185,8 @@ class Trainer:
         self._demonstrator_seed = ''
         #: The loaded SFT checkpoint (``path``, ``sha256``, ``sft_steps_done``, ``weights_only``), else None.
         self.sft_checkpoint: dict[str, Any] | None = None
-        #: Where the SFT weights came from: ``"trained"`` (:meth:`sft`, or none), ``"shipped"`` / ``"file"`` (set by
-        #: :func:`train`'s warm start); ``sft_checkpoint_skipped`` says why ``"auto"`` found no usable checkpoint.
-        self.sft_source = "trained"
+        #: Why :func:`train`'s ``sft_checkpoint="auto"`` found no usable shipped checkpoint (None: it found one, or
+        #: was not asked).
         self.sft_checkpoint_skipped: str | None = None
         self.opt: Any = None
         (self.out / "config.json").write_text(
@@ -194,6 +194,15 @@ class Trainer:
         )
         for name in ("metrics.jsonl", "sft.jsonl", "samples.jsonl"):
             (self.out / name).write_text("")
+
+    @property
+    def sft_source(self) -> str | None:
+        """Where the SFT weights came from: ``"shipped"`` (a file of :data:`SHIPPED_SFT_CHECKPOINTS`), ``"file"``
+        (another :meth:`load_sft_checkpoint` file), ``"trained"`` (:meth:`sft` in this run), None (no SFT)."""
+        if self.sft_checkpoint is not None:
+            shipped = {str(p) for p in SHIPPED_SFT_CHECKPOINTS.values()}
+            return "shipped" if str(Path(self.sft_checkpoint["path"]).resolve()) in shipped else "file"
+        return "trained" if self._sft_step > 0 else None
 
     # ----------------------------------------------------------------- evaluation
     def evaluate(self, tag: str) -> dict[str, float]:
@@ -373,7 +382,8 @@ class Trainer:
             FileNotFoundError: No file at ``path``.
             ValueError: The file is not a readable SFT checkpoint of this format; or its env id, env kwargs,
                 model spec, SFT settings (:data:`SFT_CHECKPOINT_KEYS`) or resolved ``use_instructions`` differ
-                from this run's; or it holds fewer SFT steps than ``cfg.sft_steps`` (a partial SFT).
+                from this run's; or it holds fewer SFT steps than ``cfg.sft_steps`` (a partial SFT); or its
+                weights' names or shapes differ from the model's (another architecture or vocabulary).
             RuntimeError: This run already collected demonstrations (:meth:`sft` / :meth:`prepare_sft` ran),
                 loaded a checkpoint, or set up its GRPO phase (:meth:`setup_grpo`: its optimiser and reference
                 model would belong to the old weights).
@@ -390,6 +400,12 @@ class Trainer:
                 f"SFT checkpoint {path} does not match this run (checkpoint, run): "
                 f"{{'use_instructions': ({ck['use_instructions']}, {self.engine.use_instructions})}}"
             )
+        mine, theirs = self.policy.model.state_dict(), ck["model"]
+        odd = sorted(k for k in mine.keys() | theirs.keys()
+                     if k not in mine or k not in theirs or mine[k].shape != theirs[k].shape)
+        if odd:  # checked before anything is loaded: load_state_dict would copy the tensors that do fit
+            raise ValueError(f"SFT checkpoint {path} holds the weights of another architecture than this run's "
+                             f"{self.model_spec!r} model ({len(odd)} tensors differ, e.g. {odd[:3]})")
         if demonstrations:
             self.prepare_sft(seeds=ck["sft_seeds"], demonstrator_seed=ck["demonstrator_seed"])
             self._sft_opt.load_state_dict(ck["opt"])
@@ -958,9 +974,10 @@ def train(
         sft_checkpoint: Where the SFT warm start comes from when the settings have one (``sft_steps > 0``):
             ``"auto"`` (default): the shipped checkpoint of the env's tiny defaults (:data:`SHIPPED_SFT_CHECKPOINTS`:
             arithmetic, countdown, code.functions) when its identity (env id and kwargs, model, SFT settings, see
-            :func:`read_sft_checkpoint`) equals this run's, loaded weights only instead of running the SFT; else
-            (another model or SFT setting, an env without one) the SFT runs here, and the reason is recorded as
-            ``sft_checkpoint_skipped``. ``"none"`` or None: always run the SFT. A path: load that
+            :func:`read_sft_checkpoint`) equals this run's and the run's seed is :data:`SHIPPED_SFT_SEED`, loaded
+            weights only instead of running the SFT (:func:`_warm_start`); else (another model, seed or SFT
+            setting, an env without one) the SFT runs here, and the reason is recorded as
+            ``sft_checkpoint_skipped``. ``"none"`` or None: always run the SFT (keywords in any case). A path: load that
             :meth:`Trainer.save_sft_checkpoint` file (weights only; it must match the run).
         **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
             ``env_kwargs={"difficulty": 1}``); they override the env's recommended settings
@@ -979,13 +996,26 @@ def train(
         FileNotFoundError: A ``sft_checkpoint`` path with no file.
     """
     save_model = bool(cfg.pop("save_model", False))
-    tr = _trainer(env_id, model, output, cfg)
-    config = tr.cfg
+    config = _config(env_id, model, cfg)
     if steps is None:
-        steps = recommended_steps(env_id, tiny=model in TINY_SIZES)
+        steps = recommended_steps(env_id, tiny=model in TINY_SIZES and bool(cfg.get("env_defaults", True)))
+    sft_checkpoint = sft_checkpoint_spec(sft_checkpoint)
+    if sft_checkpoint not in (None, "auto"):
+        _check_sft_checkpoint(sft_checkpoint, env_id, model, config)
+    tr = Trainer(env_id, model, config, output)
+    try:
+        return _train(tr, steps, sft_checkpoint, save_model)
+    except BaseException:
+        tr.engine.close()  # envs, sandboxes and the rollout's thread pool (finish() closes them on success)
+        raise
+
+
+def _train(tr: Trainer, steps: int, sft_checkpoint: str | os.PathLike[str] | None, save_model: bool) -> dict[str, Any]:
+    """:func:`train`'s run once its :class:`Trainer` exists."""
+    config = tr.cfg
     tr.evaluate("before")
     t = time.perf_counter()
-    if config.sft_steps > 0 or sft_checkpoint not in (None, "auto", "none"):
+    if config.sft_steps > 0 or sft_checkpoint not in (None, "auto"):
         if not _warm_start(tr, sft_checkpoint):
             tr.sft()
         tr.timings["sft_s"] = time.perf_counter() - t
@@ -1010,32 +1040,65 @@ def train(
     return tr.finish()
 
 
+def sft_checkpoint_spec(spec: str | os.PathLike[str] | None) -> str | os.PathLike[str] | None:
+    """:func:`train`'s ``sft_checkpoint`` (also ``--sft-checkpoint``) normalised: ``"auto"``, None (``"none"``;
+    keywords in any case) or the path of an existing file.
+
+    Raises:
+        FileNotFoundError: A path with no file (the message lists the keywords, for a misspelt one).
+    """
+    if isinstance(spec, str) and spec.strip().lower() in ("auto", "none"):
+        return None if spec.strip().lower() == "none" else "auto"
+    if spec is not None and not Path(spec).is_file():
+        raise FileNotFoundError(f"no SFT checkpoint file at {spec} (sft_checkpoint / --sft-checkpoint: auto, none "
+                                "or the path of a saved SFT checkpoint)")
+    return spec
+
+
+def _check_sft_checkpoint(path: str | os.PathLike[str], env_id: str, model: str, cfg: GRPOConfig) -> dict[str, Any]:
+    """Check that the SFT checkpoint ``path`` fits the run before its :class:`Trainer` empties the run directory's
+    logs (:func:`read_sft_checkpoint`); returns its ``path``, ``sha256`` and ``sft_steps_done``.
+
+    Raises:
+        FileNotFoundError, ValueError: As :func:`read_sft_checkpoint`.
+    """
+    ck = read_sft_checkpoint(path, env_id=env_id, model=model, cfg=cfg)
+    return {"path": ck["path"], "sha256": ck["sha256"], "sft_steps_done": ck["sft_steps_done"]}
+
+
 def _warm_start(tr: Trainer, spec: str | os.PathLike[str] | None) -> bool:
-    """Load the SFT warm start ``spec`` names into ``tr`` (see :func:`train`'s ``sft_checkpoint``); True if loaded.
+    """Load the SFT warm start ``spec`` (see :func:`sft_checkpoint_spec`) into ``tr``, weights only; True if loaded.
+
+    After a load, the run's task-seed stream skips the draw the SFT's demonstrations would have taken, so the GRPO
+    phase sees the task seeds of a run that ran the same SFT itself.
 
     Raises:
         ValueError, FileNotFoundError: An explicit path that cannot be loaded (``"auto"`` never raises: it falls
             back to running the SFT and records why in ``tr.sft_checkpoint_skipped``).
     """
-    if spec is None or spec == "none":
+    if spec is None:
         return False
-    if spec != "auto":
-        tr.load_sft_checkpoint(spec, demonstrations=False)
-        tr.sft_source = "file"
-        return True
-    path = SHIPPED_SFT_CHECKPOINTS.get(tr.env_id)
-    if path is None:
-        tr.sft_checkpoint_skipped = f"no shipped SFT checkpoint for {tr.env_id}"
-        return False
-    try:
+    path = SHIPPED_SFT_CHECKPOINTS.get(tr.env_id) if spec == "auto" else spec
+    if spec == "auto":
+        if path is None:
+            tr.sft_checkpoint_skipped = f"no shipped SFT checkpoint for {tr.env_id}"
+        elif tr.cfg.seed != SHIPPED_SFT_SEED:
+            tr.sft_checkpoint_skipped = (f"the shipped SFT checkpoints are the SFT of seed {SHIPPED_SFT_SEED}; "
+                                         f"this run's seed is {tr.cfg.seed}")
+        else:
+            try:
+                tr.load_sft_checkpoint(path, demonstrations=False)
+            except (ValueError, FileNotFoundError) as exc:
+                tr.sft_checkpoint_skipped = str(exc)
+        if tr.sft_checkpoint_skipped is not None:
+            if tr.cfg.progress:
+                print(f"shipped SFT checkpoint not used, running the SFT here: {tr.sft_checkpoint_skipped}",
+                      file=sys.stderr)
+            return False
+    else:
         tr.load_sft_checkpoint(path, demonstrations=False)
-    except (ValueError, FileNotFoundError) as exc:
-        tr.sft_checkpoint_skipped = str(exc)
-        if tr.cfg.progress:
-            print(f"shipped SFT checkpoint not used, running the SFT here: {exc}", file=sys.stderr)
-        return False
-    tr.sft_source = "shipped"
-    if tr.cfg.progress:
+    tr.task_rng.integers(0, TRAIN_SEED_RANGE, size=tr.cfg.sft_episodes)
+    if spec == "auto" and tr.cfg.progress:
         print(f"SFT warm start: shipped checkpoint {path.name} (sha256 {tr.sft_checkpoint['sha256'][:12]}; "
               "sft_checkpoint='none' / --sft-checkpoint none runs the SFT here)", file=sys.stderr)
     return True
@@ -1084,10 +1147,7 @@ def sft_vs_grpo(
     if sft_checkpoint is not None:
         if save_sft_checkpoint is not None:
             raise ValueError("give sft_checkpoint (start from a file) or save_sft_checkpoint (write one), not both")
-        # checked before the Trainer empties the run directory's logs
-        ck = read_sft_checkpoint(sft_checkpoint, env_id=env_id, model=model, cfg=config)
-        source = {"path": ck["path"], "sha256": ck["sha256"], "sft_steps_done": ck["sft_steps_done"]}
-        del ck
+        source = _check_sft_checkpoint(sft_checkpoint, env_id, model, config)
     tr = Trainer(env_id, model, config, output)
     try:
         if sft_checkpoint is not None:
@@ -1153,6 +1213,8 @@ CODE_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "code_sft.pt"
 #: A shipped SFT checkpoint of arithmetic's tiny defaults (500 cosine SFT steps from 3e-3 to 3e-4; built by
 #: ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.arithmetic-v0``, 1.8 MB).
 ARITHMETIC_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "arithmetic_sft.pt"
+#: The seed of every :data:`SHIPPED_SFT_CHECKPOINTS` build (``demonstrator_seed`` ``"0-demonstrator"`` in the files).
+SHIPPED_SFT_SEED = 0
 #: The SFT checkpoints :func:`train` starts from with ``sft_checkpoint="auto"`` (its default) when the run's settings
 #: are the env's tiny defaults: env id -> file. Each is the SFT phase of those defaults, seed 0, one torch thread.
 SHIPPED_SFT_CHECKPOINTS: dict[str, Path] = {
