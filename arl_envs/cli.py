@@ -257,9 +257,11 @@ def train(
     env: str = typer.Option(..., "--env", help="Env id to train on, e.g. arl/math.arithmetic-v0"),
     model: str = typer.Option("tiny", help="tiny[-S|-M|-L] | a local HF checkpoint dir | a .gguf file | smollm2"),
     steps: Optional[int] = typer.Option(
-        None, help="GRPO steps (default: the env's recommended number, 100; 40 for code.functions with a tiny model)."
+        None, min=0,
+        help="GRPO steps (default: the env's recommended number, 100; 40 for code.functions with a tiny model).",
     ),
     output: str = typer.Option("runs/grpo", help="Run directory: metrics.jsonl, curves.png, summary.json."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the logs of an earlier run in --output."),
     sft_checkpoint: str = typer.Option(
         "auto", "--sft-checkpoint",
         help="SFT warm start: auto (the shipped checkpoint of the env's tiny defaults when the settings are those, "
@@ -274,16 +276,18 @@ def train(
     except ImportError as exc:
         console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
         raise typer.Exit(1) from exc
-    from arl_baselines.grpo.train import sft_checkpoint_spec
+    from arl_baselines.grpo.train import check_train_args
 
-    try:
-        spec = sft_checkpoint_spec(sft_checkpoint)
-    except FileNotFoundError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--sft-checkpoint") from exc
     cfg = _kwargs(setting)
     if env_kwarg:
         cfg["env_kwargs"] = _kwargs(env_kwarg)
-    summary = run_train(env, model, steps, output, sft_checkpoint=spec, **cfg)
+    try:  # bad input is a usage error before anything is written; the run's own errors keep their traceback
+        check_train_args(env, model, steps, output, sft_checkpoint=sft_checkpoint, overwrite=overwrite, **cfg)
+    except FileExistsError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--output") from exc
+    except (FileNotFoundError, ValueError, TypeError) as exc:  # settings, steps, the SFT checkpoint
+        raise typer.BadParameter(str(exc)) from exc
+    summary = run_train(env, model, steps, output, sft_checkpoint=sft_checkpoint, overwrite=overwrite, **cfg)
     console.print_json(json.dumps(summary, default=str))
 
 

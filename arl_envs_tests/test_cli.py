@@ -87,3 +87,32 @@ def test_train_rejects_an_sft_checkpoint_that_is_no_keyword_and_no_file(tmp_path
                                  "--output", str(tmp_path / "run")], terminal_width=200)
     assert result.exit_code == 2, result.output
     assert "auto, none or the path" in result.output and not (tmp_path / "run").exists()
+
+
+def test_train_reports_bad_input_as_a_usage_error_and_writes_nothing(tmp_path) -> None:
+    """A corrupt or another env's SFT checkpoint, an unknown setting and an earlier run in ``--output`` (without
+    ``--overwrite``) are usage errors (exit 2, one message) before anything is written."""
+    import pytest
+
+    pytest.importorskip("torch")
+    from arl_baselines.grpo.train import SHIPPED_SFT_CHECKPOINTS
+
+    (tmp_path / "empty.pt").write_bytes(b"")
+    (tmp_path / "random.pt").write_bytes(bytes(range(256)) * 8)
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "metrics.jsonl").write_text("{}\n")
+    base = ["train", "--env", "arl/math.arithmetic-v0", "--output", str(tmp_path / "run")]
+    cases = [
+        (["--sft-checkpoint", str(tmp_path / "empty.pt")], "the file is empty"),
+        (["--sft-checkpoint", str(tmp_path / "random.pt")], "not a torch.save file"),
+        (["--sft-checkpoint", str(SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"])], "does not match"),
+        (["--set", "learning_rate=1"], "unknown GRPO setting"),
+        (["--output", str(earlier)], "holds an earlier run"),
+    ]
+    for extra, message in cases:
+        result = runner.invoke(app, [*base, *extra], terminal_width=400)
+        text = " ".join(result.output.replace("│", " ").split())  # the error box wraps lines at 80 columns
+        assert result.exit_code == 2 and message in text, (extra, result.output)
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "run").exists() and [p.name for p in earlier.iterdir()] == ["metrics.jsonl"]

@@ -80,7 +80,7 @@ def run_point(env_id: str, steps: int | None, out: Path, settings: dict[str, Any
     steps = settings.pop("steps", steps)
     load_before = _load()
     t = time.perf_counter()
-    s = train(env_id, "tiny", steps, str(out), progress=False, **settings)
+    s = train(env_id, "tiny", steps, str(out), progress=False, overwrite=True, **settings)
     wall = time.perf_counter() - t
     ev = s["evals"]
     last = ev.get("final") or ev.get("after_sft") or ev["before"]

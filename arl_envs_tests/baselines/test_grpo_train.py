@@ -501,11 +501,16 @@ def test_train_checks_an_sft_checkpoint_path_before_touching_the_run_directory(t
     out.mkdir()
     (out / "metrics.jsonl").write_text('{"step": 1}\n')
     with pytest.raises(FileNotFoundError, match="auto, none or the path"):
-        train(MATH, "tiny", 1, out, sft_checkpoint="atuo", progress=False)
+        train(MATH, "tiny", 1, out, sft_checkpoint="atuo", progress=False, overwrite=True)
     with pytest.raises(FileNotFoundError, match="auto, none or the path"):
-        train(MATH, "tiny", 1, out, sft_checkpoint=tmp_path, progress=False)  # a directory
+        train(MATH, "tiny", 1, out, sft_checkpoint=tmp_path, progress=False, overwrite=True)  # a directory
     with pytest.raises(ValueError, match="does not match"):
-        train(MATH, "tiny", 1, out, sft_checkpoint=SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"], progress=False)
+        train(MATH, "tiny", 1, out, sft_checkpoint=SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"], progress=False,
+              overwrite=True)
+    with pytest.raises(FileExistsError, match="earlier run"):  # and without overwrite, an earlier run is kept
+        train(MATH, "tiny", 1, out, progress=False)
+    with pytest.raises(ValueError, match="steps must be >= 0"):
+        train(MATH, "tiny", -1, tmp_path / "new", progress=False)
     assert (out / "metrics.jsonl").read_text() == '{"step": 1}\n' and sorted(p.name for p in out.iterdir()) == [
         "metrics.jsonl"]
 

@@ -342,7 +342,8 @@ class RolloutEngine:
         """
         ids, obs, info = self.prompt(env, ep.seed)
         if len(ids) + MIN_FREE_SLOTS > self.max_seq_len:
-            raise ValueError(f"prompt of {len(ids)} tokens does not fit max_seq_len={self.max_seq_len}; raise max_seq_len")
+            raise ValueError(f"prompt of {len(ids)} tokens does not fit max_seq_len={self.max_seq_len}; raise "
+                             f"max_seq_len (-s max_seq_len=... for arl-envs train) to hold the prompt and its turns")
         ep.states = [obs]
         ep.task_id, ep.ids, ep.prompt_len = str(info.get("task_id", "")), list(ids), len(ids)
         ep.mask, ep.sample_logprobs = [0] * len(ids), [0.0] * len(ids)

@@ -252,7 +252,11 @@ class Trainer:
         )
         data = [e for e in demos if e.sampled_tokens > 0 and not e.context_truncated]
         if not data:
-            raise RuntimeError(f"no usable expert episodes for {self.env_id} (all empty or longer than max_seq_len)")
+            raise RuntimeError(
+                f"no usable expert episodes for {self.env_id}: all {len(demos)} are empty or longer than "
+                f"max_seq_len={cfg.max_seq_len} tokens; raise it (max_seq_len=..., -s max_seq_len=...; and "
+                f"max_new_tokens={cfg.max_new_tokens} if the expert's actions are longer)"
+            )
         _warn_long_actions(data, cfg.max_new_tokens)
         self._sft_data = data
         self.demonstrator_success = sum(e.success for e in data) / len(data)
@@ -902,10 +906,20 @@ def read_sft_checkpoint(
         raise FileNotFoundError(f"no SFT checkpoint at {path}")
     import io
 
+    import pickle
+    import zipfile
+
+    raw = path.read_bytes()  # read once: hashed and loaded from the same bytes
+    if not raw:
+        raise ValueError(f"{path} is not an SFT checkpoint: the file is empty")
+    if not zipfile.is_zipfile(io.BytesIO(raw)):
+        raise ValueError(f"{path} is not an SFT checkpoint: not a torch.save file (no zip archive)")
     try:
-        raw = path.read_bytes()  # read once: hashed and loaded from the same bytes
         ck = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
-    except Exception as exc:  # noqa: BLE001  (torch raises RuntimeError, EOFError, UnpicklingError, ...)
+    except pickle.UnpicklingError as exc:
+        raise ValueError(f"{path} is not an SFT checkpoint: it holds objects other than tensors and plain "
+                         "containers, refused (loading them would run pickled code)") from exc
+    except Exception as exc:  # noqa: BLE001  (torch raises RuntimeError, EOFError, ...)
         raise ValueError(f"{path} is not a readable SFT checkpoint: {type(exc).__name__}: {str(exc)[:200]}") from exc
     need = ("env_id", "env_kwargs", "model_spec", "settings", "use_instructions", "sft_seeds", "demonstrator_seed",
             "demonstrator_success", "sft_steps_done", "model", "opt")
@@ -960,6 +974,7 @@ def train(
     output: str | os.PathLike[str] = "runs/grpo",
     *,
     sft_checkpoint: str | os.PathLike[str] | None = "auto",
+    overwrite: bool = False,
     **cfg: Any,
 ) -> dict[str, Any]:
     """Train a policy with GRPO on ``env_id`` (after an optional SFT warm start) and evaluate it.
@@ -970,7 +985,7 @@ def train(
             ``smollm2``.
         steps: GRPO steps (0: SFT and evaluation only). None: the env's recommended number
             (:func:`~arl_baselines.grpo.config.recommended_steps`: 100; 40 for code.functions with a tiny model).
-        output: Run directory (created).
+        output: Run directory (created; one that holds an earlier run's files is refused unless ``overwrite``).
         sft_checkpoint: Where the SFT warm start comes from when the settings have one (``sft_steps > 0``):
             ``"auto"`` (default): the shipped checkpoint of the env's tiny defaults (:data:`SHIPPED_SFT_CHECKPOINTS`:
             arithmetic, countdown, code.functions) when its identity (env id and kwargs, model, SFT settings, see
@@ -979,6 +994,8 @@ def train(
             setting, an env without one) the SFT runs here, and the reason is recorded as
             ``sft_checkpoint_skipped``. ``"none"`` or None: always run the SFT (keywords in any case). A path: load that
             :meth:`Trainer.save_sft_checkpoint` file (weights only; it must match the run).
+        overwrite: Replace the logs of an earlier run in ``output`` (otherwise a FileExistsError, before anything
+            is written).
         **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
             ``env_kwargs={"difficulty": 1}``); they override the env's recommended settings
             (:func:`~arl_baselines.grpo.config.recommended_settings`: an SFT warm start for tiny models, token
@@ -992,22 +1009,59 @@ def train(
 
     Raises:
         TypeError: Unknown setting name.
-        ValueError: Invalid setting value; a ``sft_checkpoint`` path that is unreadable or does not match the run.
+        ValueError: Invalid setting value or negative ``steps``; a ``sft_checkpoint`` path that is unreadable or
+            does not match the run.
         FileNotFoundError: A ``sft_checkpoint`` path with no file.
+        FileExistsError: ``output`` holds an earlier run (and not ``overwrite``), or is a file.
     """
     save_model = bool(cfg.pop("save_model", False))
-    config = _config(env_id, model, cfg)
-    if steps is None:
-        steps = recommended_steps(env_id, tiny=model in TINY_SIZES and bool(cfg.get("env_defaults", True)))
-    sft_checkpoint = sft_checkpoint_spec(sft_checkpoint)
-    if sft_checkpoint not in (None, "auto"):
-        _check_sft_checkpoint(sft_checkpoint, env_id, model, config)
+    config, steps, sft_checkpoint = check_train_args(env_id, model, steps, output, sft_checkpoint=sft_checkpoint,
+                                                     overwrite=overwrite, **cfg)
     tr = Trainer(env_id, model, config, output)
     try:
         return _train(tr, steps, sft_checkpoint, save_model)
     except BaseException:
         tr.engine.close()  # envs, sandboxes and the rollout's thread pool (finish() closes them on success)
         raise
+
+
+#: Files of a run directory: one holding any of them holds an earlier run (:func:`train` refuses to replace it).
+RUN_FILES = ("config.json", "metrics.jsonl", "sft.jsonl", "samples.jsonl", "summary.json")
+
+
+def check_train_args(
+    env_id: str,
+    model: str = "tiny",
+    steps: int | None = None,
+    output: str | os.PathLike[str] = "runs/grpo",
+    *,
+    sft_checkpoint: str | os.PathLike[str] | None = "auto",
+    overwrite: bool = False,
+    **cfg: Any,
+) -> tuple[GRPOConfig, int, str | os.PathLike[str] | None]:
+    """:func:`train`'s checks of its arguments, done before it writes anything (``arl-envs train`` runs them first
+    to report bad input as a usage error); returns the settings, the GRPO steps and the normalised
+    ``sft_checkpoint`` (:func:`sft_checkpoint_spec`).
+
+    Raises:
+        As :func:`train` (TypeError, ValueError, FileNotFoundError, FileExistsError); nothing is written.
+    """
+    cfg = {k: v for k, v in cfg.items() if k != "save_model"}
+    config = _config(env_id, model, cfg)
+    if steps is None:
+        steps = recommended_steps(env_id, tiny=model in TINY_SIZES and bool(cfg.get("env_defaults", True)))
+    if int(steps) < 0:
+        raise ValueError(f"steps must be >= 0 GRPO steps, got {steps}")
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"the run directory {out} is a file")
+    if not overwrite and out.is_dir() and any((out / name).exists() for name in RUN_FILES):
+        raise FileExistsError(f"{out} holds an earlier run ({', '.join(n for n in RUN_FILES if (out / n).exists())}): "
+                              "give another output, or overwrite=True / --overwrite to replace its logs")
+    spec = sft_checkpoint_spec(sft_checkpoint)
+    if spec not in (None, "auto"):
+        _check_sft_checkpoint(spec, env_id, model, config)
+    return config, int(steps), spec
 
 
 def _train(tr: Trainer, steps: int, sft_checkpoint: str | os.PathLike[str] | None, save_model: bool) -> dict[str, Any]:
