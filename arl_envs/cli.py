@@ -281,8 +281,12 @@ def train(
     cfg = _kwargs(setting)
     if env_kwarg:
         cfg["env_kwargs"] = _kwargs(env_kwarg)
+    import gymnasium as gym
+
     try:  # bad input is a usage error before anything is written; the run's own errors keep their traceback
         check_train_args(env, model, steps, output, sft_checkpoint=sft_checkpoint, overwrite=overwrite, **cfg)
+    except gym.error.Error as exc:
+        raise typer.BadParameter(str(exc), param_hint="--env") from exc
     except FileExistsError as exc:
         raise typer.BadParameter(str(exc), param_hint="--output") from exc
     except (FileNotFoundError, ValueError, TypeError) as exc:  # settings, steps, the SFT checkpoint

@@ -109,6 +109,7 @@ def test_train_reports_bad_input_as_a_usage_error_and_writes_nothing(tmp_path) -
         (["--sft-checkpoint", str(SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"])], "does not match"),
         (["--set", "learning_rate=1"], "unknown GRPO setting"),
         (["--output", str(earlier)], "holds an earlier run"),
+        (["--env", "arl/math.arithmetc-v0"], "Did you mean"),
     ]
     for extra, message in cases:
         result = runner.invoke(app, [*base, *extra], terminal_width=400)

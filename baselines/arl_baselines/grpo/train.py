@@ -1044,8 +1044,14 @@ def check_train_args(
     ``sft_checkpoint`` (:func:`sft_checkpoint_spec`).
 
     Raises:
-        As :func:`train` (TypeError, ValueError, FileNotFoundError, FileExistsError); nothing is written.
+        gymnasium.error.Error: ``env_id`` is not registered.
+        TypeError, ValueError, FileNotFoundError, FileExistsError: As :func:`train`; nothing is written.
     """
+    import gymnasium as gym
+
+    import arl_envs  # noqa: F401  (registers the ids)
+
+    gym.spec(env_id)  # an unknown id fails here (gymnasium's error names the closest ids), not after a directory exists
     cfg = {k: v for k, v in cfg.items() if k != "save_model"}
     config = _config(env_id, model, cfg)
     if steps is None:
