@@ -18,13 +18,17 @@ over micro-batches.
 from __future__ import annotations
 
 import copy
+import hashlib
+import io
 import json
 import math
 import os
+import pickle
 import random
 import sys
 import time
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -899,16 +903,9 @@ def read_sft_checkpoint(
             (the message names each differing key as ``(checkpoint, run)``), or holds fewer SFT steps than
             ``cfg.sft_steps``.
     """
-    import hashlib
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no SFT checkpoint at {path}")
-    import io
-
-    import pickle
-    import zipfile
-
     raw = path.read_bytes()  # read once: hashed and loaded from the same bytes
     if not raw:
         raise ValueError(f"{path} is not an SFT checkpoint: the file is empty")
