@@ -66,6 +66,7 @@ A single-agent gym id is one row in ``arl_envs/registration.py``:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from abc import abstractmethod
@@ -122,6 +123,51 @@ class TextObservation(str):
     dtype = np.dtype(str)
 
 
+class MoveText(UnicodeText):
+    """Text action space of a game: any ``str``; ``sample(mask)`` gives a random legal move.
+
+    ``sample()`` without a mask is random Unicode text (almost always an invalid move). With ``mask`` (the
+    ``np.int8`` array of ``info["action_mask"]``, one entry per move of ``moves``) it returns a uniformly drawn
+    allowed move: ``moves[i]``, or the decimal index ``str(i)`` when ``moves`` is None (OpenSpiel action ids, which
+    the bridge accepts as moves). PettingZoo's ``api_test`` and ``seed_test`` call ``sample(info["action_mask"])``,
+    so through this space they play real games rather than only invalid moves.
+
+    Args:
+        max_length: Longest string, in characters.
+        moves: The move vocabulary the mask indexes, or None for decimal ids.
+    """
+
+    def __init__(self, max_length: int, moves: Sequence[str] | None = None) -> None:
+        super().__init__(max_length)
+        self.moves = None if moves is None else tuple(moves)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random allowed move under ``mask``, else random text.
+
+        An all-zero mask (an agent that is not to move) gives ``""``, the no-move reply, as Gymnasium's
+        ``Discrete.sample`` gives ``start`` there: PettingZoo's conversions (``parallel_to_aec``) ask every agent
+        for an action each cycle, also those whose action is ignored.
+
+        Raises:
+            ValueError: ``probability`` given.
+        """
+        if probability is not None:
+            raise ValueError("MoveText.sample does not support probability")
+        if mask is None:
+            return super().sample()
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size == 0:
+            return ""
+        i = int(legal[int(self.np_random.integers(0, legal.size))])
+        return str(i) if self.moves is None else self.moves[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MoveText) and super().__eq__(other) and other.moves == self.moves
+
+    def __hash__(self) -> int:
+        return hash(("MoveText", self.max_length, self.moves))
+
+
 @dataclass(slots=True)
 class MoveResult:
     """What a game's :meth:`TextGameEnv._apply_move` did.
@@ -167,6 +213,11 @@ class TextGameEnv(AECEnv):
     title: ClassVar[str] = "game"
     #: Most valid moves one agent makes in one game (bounds the single-agent view's turn budget).
     max_moves_hint: ClassVar[int] = 100
+    #: A game's fixed move vocabulary, or None. When set, every info has ``action_mask`` (``np.int8`` over these
+    #: moves, 1 = legal now, all zero when the agent is not to move) and the action space is a :class:`MoveText`
+    #: over them, so ``action_space(agent).sample(info["action_mask"])`` (what PettingZoo's ``api_test`` plays)
+    #: is a random legal move. Games with other vocabularies fill their own mask and spaces.
+    mask_moves: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(
         self,
@@ -331,7 +382,9 @@ class TextGameEnv(AECEnv):
         if space is None:
             if agent not in self.possible_agents:
                 raise KeyError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
-            space = self._act_spaces[agent] = UnicodeText(MAX_ACTION_CHARS)
+            moves = self.mask_moves
+            space = UnicodeText(MAX_ACTION_CHARS) if moves is None else MoveText(MAX_ACTION_CHARS, moves=moves)
+            self._act_spaces[agent] = space
         return space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -564,6 +617,14 @@ class TextGameEnv(AECEnv):
                 "move_number": n,
                 "instructions": instructions[a],
             }
+        moves = self.mask_moves
+        if moves is not None:
+            index = _mask_index(moves)
+            for info in infos.values():
+                mask = np.zeros(len(moves), dtype=np.int8)
+                for m in info["legal_moves"]:
+                    mask[index[m]] = 1
+                info["action_mask"] = mask
         self.infos = infos
 
     def _format_tool_paragraph(self) -> str:
@@ -593,6 +654,12 @@ def clean_message(text: str, max_chars: int) -> str:
     kept = "".join(" " if ch.isspace() else ch for ch in text
                    if ch.isspace() or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI_CONTROLS))
     return " ".join(kept.replace('"', "'").split())[:max_chars]
+
+
+@functools.cache
+def _mask_index(moves: tuple[str, ...]) -> dict[str, int]:
+    """Move name -> its index in ``moves`` (one dict per vocabulary)."""
+    return {m: i for i, m in enumerate(moves)}
 
 
 def bracket_candidates(text: str) -> list[str]:
