@@ -66,7 +66,6 @@ A single-agent gym id is one row in ``arl_envs/registration.py``:
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from abc import abstractmethod
@@ -619,12 +618,8 @@ class TextGameEnv(AECEnv):
             }
         moves = self.mask_moves
         if moves is not None:
-            index = _mask_index(moves)
             for info in infos.values():
-                mask = np.zeros(len(moves), dtype=np.int8)
-                for m in info["legal_moves"]:
-                    mask[index[m]] = 1
-                info["action_mask"] = mask
+                info["action_mask"] = _action_mask(moves, info["legal_moves"])
         self.infos = infos
 
     def _format_tool_paragraph(self) -> str:
@@ -656,10 +651,31 @@ def clean_message(text: str, max_chars: int) -> str:
     return " ".join(kept.replace('"', "'").split())[:max_chars]
 
 
-@functools.cache
-def _mask_index(moves: tuple[str, ...]) -> dict[str, int]:
-    """Move name -> its index in ``moves`` (one dict per vocabulary)."""
-    return {m: i for i, m in enumerate(moves)}
+#: Most distinct legal-move lists whose mask is cached per vocabulary (tic-tac-toe has at most 2**9).
+_MASK_CACHE_SIZE = 4096
+_MASKS: dict[tuple[str, ...], dict[tuple[str, ...], np.ndarray]] = {}
+
+
+def _action_mask(moves: tuple[str, ...], legal: Sequence[str]) -> np.ndarray:
+    """A new ``np.int8`` mask over ``moves`` with 1 at each move of ``legal`` (each name must be in ``moves``).
+
+    Masks are built once per distinct ``legal`` list and copied (a copy is several times cheaper than filling a
+    new array, and the caller may edit its info's array)."""
+    cache = _MASKS.get(moves)
+    if cache is None:
+        cache = _MASKS[moves] = {}
+    key = tuple(legal)
+    mask = cache.get(key)
+    if mask is None:
+        index = {m: i for i, m in enumerate(moves)}
+        mask = np.zeros(len(moves), dtype=np.int8)
+        for m in key:
+            mask[index[m]] = 1
+        if len(cache) < _MASK_CACHE_SIZE:
+            cache[key] = mask
+        else:
+            return mask
+    return mask.copy()
 
 
 def bracket_candidates(text: str) -> list[str]:
