@@ -26,10 +26,11 @@ from pettingzoo.utils.conversions import (  # noqa: E402
 from arl_envs.envs.multiagent.base import TextGameEnv  # noqa: E402
 
 FIRST_CLASS = ("tictactoe_v0", "connect_four_v0", "kuhn_poker_v0", "negotiation_v0", "referential_v0", "gridpath_v0")
-#: OpenSpiel games through the bridge: perfect/imperfect information, chance, a simultaneous-move game, repeated
-#: turns, an information-state-only game.
-OPENSPIEL = ("tic_tac_toe", "kuhn_poker", "leduc_poker", "liars_dice", "hex(board_size=5)", "dots_and_boxes",
-             "goofspiel(num_cards=4)")
+#: OpenSpiel games through the bridge (the API_GAMES of test_openspiel.py): perfect/imperfect information, chance,
+#: a simultaneous-move game, 1-3 players, repeated turns, information-state-only games.
+OPENSPIEL = ("tic_tac_toe", "connect_four", "kuhn_poker", "leduc_poker", "liars_dice", "hex(board_size=5)",
+             "breakthrough(rows=6,columns=6)", "othello", "battleship", "nim", "dots_and_boxes",
+             "goofspiel(num_cards=4)", "phantom_ttt", "pig(winscore=20)", "oh_hell", "blackjack", "clobber", "mancala")
 GAMES = FIRST_CLASS + tuple(f"openspiel:{g}" for g in OPENSPIEL)
 
 
