@@ -19,8 +19,9 @@ class ChatMessages(gym.Wrapper[str, str, str, str]):
 
     * ``tools="instructions"`` (default): the instructions (system message) describe the actions in the env's
       format (JSON schemas included with ``action_format="json"``) and ``info["tools"]`` is ``[]``. The prompt is
-      complete whether or not the template renders tools, and costs no schema tokens twice (the web ids'
-      15 schemas are about 2,500 SmolLM2 tokens; ``benchmarks/RESULTS.md``, "First-prompt tokens").
+      complete whether or not the template renders tools, and pays for no description twice (the web ids'
+      15 schemas rendered by a tool-aware template are 1,767 SmolLM2 tokens; ``benchmarks/RESULTS.md``,
+      "First-prompt tokens").
     * ``tools="template"``: for a tool-aware chat template and ``action_format="json"``. ``info["tools"]`` holds
       the OpenAI JSON schemas and the instructions name the tools without repeating the schemas (the wrapper sets
       ``env.unwrapped.schemas_in_instructions = False``). A template that ignores ``tools`` then leaves the model
