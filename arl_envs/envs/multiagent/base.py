@@ -619,7 +619,8 @@ class TextGameEnv(AECEnv):
         moves = self.mask_moves
         if moves is not None:
             for info in infos.values():
-                info["action_mask"] = _action_mask(moves, info["legal_moves"])
+                legal = info["legal_moves"]
+                info["action_mask"] = _action_mask(moves, legal) if legal else np.zeros(len(moves), dtype=np.int8)
         self.infos = infos
 
     def _format_tool_paragraph(self) -> str:
