@@ -19,7 +19,9 @@ shares:
   game in at most ``max_invalid_moves + 1`` of its steps.
 * **Info** of every agent, refreshed each step: ``legal_moves`` (native names; empty when it is not the agent's
   turn), ``reason`` (None, or why the agent's last move was invalid), ``invalid_moves`` (count this game),
-  ``to_move`` (bool), ``move_number`` (valid moves played so far), ``instructions`` (the rules and move format).
+  ``to_move`` (bool), ``move_number`` (valid moves played so far), ``instructions`` (the rules and move format);
+  ``action_mask`` (``np.int8``) for a game with a fixed move vocabulary (``mask_moves``), so that
+  ``action_space(agent).sample(info["action_mask"])`` (a :class:`MoveText`) is a random legal move.
 * **Observations** (:meth:`TextGameEnv.observe`): what happened since the agent last moved (``events``), the
   game's own view (:meth:`TextGameEnv._observation`), and, when the agent is to move, its legal moves. They
   depend on the current state only (and the events of one round), so they do not grow across moves or resets.
