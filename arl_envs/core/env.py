@@ -112,6 +112,10 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     default_max_invalid_actions: ClassVar[int] = 1
     #: Tool calls accepted in one turn; more is a malformed action.
     max_calls_per_turn: ClassVar[int] = 1
+    #: Whether :meth:`json_format_instructions` lists the tools' JSON schemas. A trainer that hands the schemas to
+    #: a tool-aware chat template sets it False on the instance (``ChatMessages(env, tools="template")`` does), so
+    #: the instructions name the tools without repeating their schemas.
+    schemas_in_instructions: bool = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> AgentEnv:
         # Every construction path (gym.make, a direct call, check_conformance on a class) passes through here.
@@ -267,12 +271,16 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         return [t.schema() for t in self._tool_map().values()]
 
     def json_format_instructions(self) -> str:
-        """A paragraph describing the ``json`` action format and the tools, for :meth:`instructions`."""
+        """A paragraph describing the ``json`` action format and the tools, for :meth:`instructions`: their JSON
+        schemas, or only their names when :attr:`schemas_in_instructions` is False."""
         lines = [
             "Call a tool by writing exactly one block of the form",
             '<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>',
-            "Available tools (JSON schemas):",
         ]
+        if not self.schemas_in_instructions:
+            names = ", ".join(self._tool_map())
+            return "\n".join([*lines, f"Available tools: {names} (their JSON schemas are in the tool list)."])
+        lines.append("Available tools (JSON schemas):")
         lines += [json.dumps(s["function"], ensure_ascii=False) for s in self.tool_schemas()]
         return "\n".join(lines)
 

@@ -2,16 +2,28 @@
 
 Gymnasium's :class:`gymnasium.spaces.Text` has a fixed character set (by default alphanumerics only: no spaces,
 no newlines, no non-ASCII), which is wrong for model output. :class:`UnicodeText` accepts *any* ``str`` up to
-``max_length`` characters.
+``max_length`` characters. Vector envs batch it as a ``tuple[str, ...]`` (one per sub-env), and Gymnasium's
+``AsyncVectorEnv`` can pass it through shared memory (its default), so ``gym.make_vec(id, n,
+vectorization_mode="async")`` works with no extra argument.
 """
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing as mp
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
+from gymnasium.vector.utils import (
+    batch_space,
+    concatenate,
+    create_empty_array,
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
 
 # Printable characters used by ``sample()``: ASCII letters/digits/punctuation/whitespace plus a few
 # non-ASCII blocks (Latin-1 letters, Greek, CJK, emoji) so that consumers are exercised on real Unicode.
@@ -112,3 +124,73 @@ def _concatenate_unicode_text(space: UnicodeText, items: Any, out: Any) -> tuple
 
 # No ``iterate`` registration on purpose: Gymnasium then iterates a batched Tuple of UnicodeText item by item
 # (one str per sub-env); registering one would make it iterate each string's characters.
+
+
+# Shared memory (Gymnasium's ``AsyncVectorEnv(shared_memory=True)``, its default, e.g. through
+# ``gym.make_vec(id, n, vectorization_mode="async")``). Layout: one row of ``max_length + 1`` little-endian uint32 per
+# sub-env; entry 0 is the string's length in code points, entries ``1 .. length`` its code points (UTF-32, lone
+# surrogates kept). 4 bytes per character of ``max_length``: 256 KiB per sub-env for a 65,536-character space.
+_CODE_POINT = np.dtype("<u4")
+
+
+class SharedTextBatch(Sequence):
+    """The sub-envs' current text observations, read live from the shared buffer (one ``str`` per sub-env).
+
+    ``AsyncVectorEnv`` reads its shared-memory observations once, at construction, and relies on them changing in
+    place; this view decodes each row when it is read, so it always shows the newest observations. Copying it
+    (``copy.copy``/``copy.deepcopy``, which ``AsyncVectorEnv`` does with ``copy=True``, the default) gives a plain
+    ``tuple[str, ...]``, the same batch type as without shared memory.
+
+    Args:
+        shared_memory: The ``multiprocessing`` array made by :func:`create_shared_memory` for this space.
+        n: Number of sub-envs.
+        max_length: The space's ``max_length``.
+    """
+
+    def __init__(self, shared_memory: Any, n: int, max_length: int) -> None:
+        self._rows = np.frombuffer(shared_memory.get_obj(), dtype=_CODE_POINT).reshape(n, max_length + 1)
+
+    def __len__(self) -> int:
+        return self._rows.shape[0]
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self._rows[index]
+        return row[1: 1 + int(row[0])].tobytes().decode("utf-32-le", "surrogatepass")
+
+    def __copy__(self) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, SharedTextBatch)) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: its contents change with the buffer
+
+    def __repr__(self) -> str:
+        return f"SharedTextBatch({tuple(self)!r})"
+
+
+@create_shared_memory.register(UnicodeText)
+def _shared_unicode_text(space: UnicodeText, n: int = 1, ctx: Any = mp) -> Any:
+    return ctx.Array(ctypes.c_uint32, n * (space.max_length + 1))
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read_unicode_text(space: UnicodeText, shared_memory: Any, n: int = 1) -> SharedTextBatch:
+    return SharedTextBatch(shared_memory, n, space.max_length)
+
+
+@write_to_shared_memory.register(UnicodeText)
+def _write_unicode_text(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"a UnicodeText observation must be a str, got {type(value).__name__}")
+    if len(value) > space.max_length:
+        raise ValueError(f"observation of {len(value)} characters exceeds the space's max_length {space.max_length}")
+    rows = np.frombuffer(shared_memory.get_obj(), dtype=_CODE_POINT).reshape(-1, space.max_length + 1)
+    codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=_CODE_POINT)
+    rows[index, 1: 1 + len(codes)] = codes
+    rows[index, 0] = len(codes)

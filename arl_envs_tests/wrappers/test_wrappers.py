@@ -9,7 +9,7 @@ from arl_envs.wrappers import ChatMessages, RecordEpisodes
 
 
 def test_chat_messages_roles_and_tools() -> None:
-    env = ChatMessages(gym.make("arl/math.arithmetic-v0", max_attempts=2, action_format="json"))
+    env = ChatMessages(gym.make("arl/math.arithmetic-v0", max_attempts=2, action_format="json"), tools="template")
     obs, info = env.reset(seed=0)
     assert [m["role"] for m in info["messages"]] == ["system", "user"]
     assert info["messages"][1]["content"] == info["task"] and obs == f"{info['instructions']}\n\n{info['task']}"

@@ -19,7 +19,9 @@ shares:
   game in at most ``max_invalid_moves + 1`` of its steps.
 * **Info** of every agent, refreshed each step: ``legal_moves`` (native names; empty when it is not the agent's
   turn), ``reason`` (None, or why the agent's last move was invalid), ``invalid_moves`` (count this game),
-  ``to_move`` (bool), ``move_number`` (valid moves played so far), ``instructions`` (the rules and move format).
+  ``to_move`` (bool), ``move_number`` (valid moves played so far), ``instructions`` (the rules and move format);
+  ``action_mask`` (``np.int8``) for a game with a fixed move vocabulary (``mask_moves``), so that
+  ``action_space(agent).sample(info["action_mask"])`` (a :class:`MoveText`) is a random legal move.
 * **Observations** (:meth:`TextGameEnv.observe`): what happened since the agent last moved (``events``), the
   game's own view (:meth:`TextGameEnv._observation`), and, when the agent is to move, its legal moves. They
   depend on the current state only (and the events of one round), so they do not grow across moves or resets.
@@ -122,6 +124,51 @@ class TextObservation(str):
     dtype = np.dtype(str)
 
 
+class MoveText(UnicodeText):
+    """Text action space of a game: any ``str``; ``sample(mask)`` gives a random legal move.
+
+    ``sample()`` without a mask is random Unicode text (almost always an invalid move). With ``mask`` (the
+    ``np.int8`` array of ``info["action_mask"]``, one entry per move of ``moves``) it returns a uniformly drawn
+    allowed move: ``moves[i]``, or the decimal index ``str(i)`` when ``moves`` is None (OpenSpiel action ids, which
+    the bridge accepts as moves). PettingZoo's ``api_test`` and ``seed_test`` call ``sample(info["action_mask"])``,
+    so through this space they play real games rather than only invalid moves.
+
+    Args:
+        max_length: Longest string, in characters.
+        moves: The move vocabulary the mask indexes, or None for decimal ids.
+    """
+
+    def __init__(self, max_length: int, moves: Sequence[str] | None = None) -> None:
+        super().__init__(max_length)
+        self.moves = None if moves is None else tuple(moves)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random allowed move under ``mask``, else random text.
+
+        An all-zero mask (an agent that is not to move) gives ``""``, the no-move reply, as Gymnasium's
+        ``Discrete.sample`` gives ``start`` there: PettingZoo's conversions (``parallel_to_aec``) ask every agent
+        for an action each cycle, also those whose action is ignored.
+
+        Raises:
+            ValueError: ``probability`` given.
+        """
+        if probability is not None:
+            raise ValueError("MoveText.sample does not support probability")
+        if mask is None:
+            return super().sample()
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size == 0:
+            return ""
+        i = int(legal[int(self.np_random.integers(0, legal.size))])
+        return str(i) if self.moves is None else self.moves[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MoveText) and super().__eq__(other) and other.moves == self.moves
+
+    def __hash__(self) -> int:
+        return hash(("MoveText", self.max_length, self.moves))
+
+
 @dataclass(slots=True)
 class MoveResult:
     """What a game's :meth:`TextGameEnv._apply_move` did.
@@ -167,6 +214,11 @@ class TextGameEnv(AECEnv):
     title: ClassVar[str] = "game"
     #: Most valid moves one agent makes in one game (bounds the single-agent view's turn budget).
     max_moves_hint: ClassVar[int] = 100
+    #: A game's fixed move vocabulary, or None. When set, every info has ``action_mask`` (``np.int8`` over these
+    #: moves, 1 = legal now, all zero when the agent is not to move) and the action space is a :class:`MoveText`
+    #: over them, so ``action_space(agent).sample(info["action_mask"])`` (what PettingZoo's ``api_test`` plays)
+    #: is a random legal move. Games with other vocabularies fill their own mask and spaces.
+    mask_moves: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(
         self,
@@ -331,7 +383,9 @@ class TextGameEnv(AECEnv):
         if space is None:
             if agent not in self.possible_agents:
                 raise KeyError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
-            space = self._act_spaces[agent] = UnicodeText(MAX_ACTION_CHARS)
+            moves = self.mask_moves
+            space = UnicodeText(MAX_ACTION_CHARS) if moves is None else MoveText(MAX_ACTION_CHARS, moves=moves)
+            self._act_spaces[agent] = space
         return space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -564,6 +618,11 @@ class TextGameEnv(AECEnv):
                 "move_number": n,
                 "instructions": instructions[a],
             }
+        moves = self.mask_moves
+        if moves is not None:
+            for info in infos.values():
+                legal = info["legal_moves"]
+                info["action_mask"] = _action_mask(moves, legal) if legal else np.zeros(len(moves), dtype=np.int8)
         self.infos = infos
 
     def _format_tool_paragraph(self) -> str:
@@ -593,6 +652,33 @@ def clean_message(text: str, max_chars: int) -> str:
     kept = "".join(" " if ch.isspace() else ch for ch in text
                    if ch.isspace() or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI_CONTROLS))
     return " ".join(kept.replace('"', "'").split())[:max_chars]
+
+
+#: Most distinct legal-move lists whose mask is cached per vocabulary (tic-tac-toe has at most 2**9).
+_MASK_CACHE_SIZE = 4096
+_MASKS: dict[tuple[str, ...], dict[tuple[str, ...], np.ndarray]] = {}
+
+
+def _action_mask(moves: tuple[str, ...], legal: Sequence[str]) -> np.ndarray:
+    """A new ``np.int8`` mask over ``moves`` with 1 at each move of ``legal`` (each name must be in ``moves``).
+
+    Masks are built once per distinct ``legal`` list and copied (a copy is several times cheaper than filling a
+    new array, and the caller may edit its info's array)."""
+    cache = _MASKS.get(moves)
+    if cache is None:
+        cache = _MASKS[moves] = {}
+    key = tuple(legal)
+    mask = cache.get(key)
+    if mask is None:
+        index = {m: i for i, m in enumerate(moves)}
+        mask = np.zeros(len(moves), dtype=np.int8)
+        for m in key:
+            mask[index[m]] = 1
+        if len(cache) < _MASK_CACHE_SIZE:
+            cache[key] = mask
+        else:
+            return mask
+    return mask.copy()
 
 
 def bracket_candidates(text: str) -> list[str]:

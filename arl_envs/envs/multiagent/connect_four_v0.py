@@ -150,6 +150,7 @@ class ConnectFourEnv(TextGameEnv):
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "connect_four_v0"}
     max_moves_hint: ClassVar[int] = 21
+    mask_moves = MOVES  # info["action_mask"] over MOVES; sample(mask) plays a random legal move
     title: ClassVar[str] = "Connect Four"
 
     def __init__(self, *, expert_depth: int = DEFAULT_EXPERT_DEPTH, **kwargs) -> None:

@@ -5,7 +5,8 @@ game chooses a move (in the AEC env one after another, in seat order, without se
 cycle); when the last one has chosen, all moves happen at once, conflicts are resolved as in multi-agent path
 finding (vertex and swap conflicts, Stern et al., "Multi-Agent Pathfinding: Definitions, Variants, and Benchmarks",
 SoCS 2019, https://arxiv.org/abs/1906.08291), and agents standing on their goal leave the game while the others go
-on. ``parallel_env()`` is the natural simultaneous form (one ``step`` = one cycle).
+on. ``parallel_env()`` is the natural simultaneous form (one ``step`` = one cycle); the AEC env is not
+``is_parallelizable`` (an invalid move is retried by the same agent), so use it rather than ``aec_to_parallel``.
 """
 
 from __future__ import annotations
@@ -142,8 +143,11 @@ class GridPathEnv(TextGameEnv):
         v0: first version (issue 17).
     """
 
+    # Not parallelizable in PettingZoo's sense (``aec_to_parallel`` needs every agent to act exactly once per
+    # cycle, in order): an invalid move is retried by the same agent, and only the selected agent's info carries
+    # its legal moves. ``parallel_env()`` is the Parallel form; it handles both.
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "gridpath_v0",
-                                          "is_parallelizable": True, "render_fps": 1}
+                                          "is_parallelizable": False, "render_fps": 1}
     zero_sum = False
     title = "Grid path finding"
 

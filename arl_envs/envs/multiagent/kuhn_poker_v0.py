@@ -120,6 +120,7 @@ class KuhnPokerEnv(TextGameEnv):
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "kuhn_poker_v0"}
     max_moves_hint: ClassVar[int] = 2
+    mask_moves = MOVES  # info["action_mask"] over MOVES; sample(mask) plays a random legal move
     title: ClassVar[str] = "Kuhn poker"
 
     def _reset_game(self) -> None:

@@ -21,12 +21,12 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from arl_envs.core.errors import DependencyNotInstalled, InvalidActionType, ResetNeeded
-from arl_envs.core.spaces import UnicodeText
 from arl_envs.envs.multiagent.base import (
     DEFAULT_MAX_INVALID_MOVES,
     FORFEIT_REWARD,
     MAX_ACTION_CHARS,
     MoveResult,
+    MoveText,
     TextGameEnv,
     TurnParallelEnv,
     _PREFIX,
@@ -76,47 +76,6 @@ def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
         return pyspiel.load_game(game, dict(game_params)) if game_params else pyspiel.load_game(game)
     except pyspiel.SpielError as exc:
         raise ValueError(f"OpenSpiel cannot load game {game!r} with params {game_params}: {exc}") from exc
-
-
-class MoveText(UnicodeText):
-    """Text action space of a game: any ``str``; ``sample(mask)`` gives a random legal move.
-
-    ``sample()`` without a mask is random Unicode text (almost always an invalid move). With ``mask`` (the
-    ``np.int8`` array of ``info["action_mask"]``, one entry per move of ``moves``) it returns a uniformly drawn
-    allowed move: ``moves[i]``, or the decimal index ``str(i)`` when ``moves`` is None (OpenSpiel action ids, which
-    the bridge accepts as moves). PettingZoo's ``api_test`` and ``seed_test`` call ``sample(info["action_mask"])``,
-    so through this space they play real games rather than only invalid moves.
-
-    Args:
-        max_length: Longest string, in characters.
-        moves: The move vocabulary the mask indexes, or None for decimal ids.
-    """
-
-    def __init__(self, max_length: int, moves: Sequence[str] | None = None) -> None:
-        super().__init__(max_length)
-        self.moves = None if moves is None else tuple(moves)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> str:
-        """A random allowed move under ``mask``, else random text.
-
-        Raises:
-            ValueError: ``probability`` given, or a mask that allows nothing.
-        """
-        if probability is not None:
-            raise ValueError("MoveText.sample does not support probability")
-        if mask is None:
-            return super().sample()
-        legal = np.flatnonzero(np.asarray(mask))
-        if legal.size == 0:
-            raise ValueError("action mask allows no move")
-        i = int(legal[int(self.np_random.integers(0, legal.size))])
-        return str(i) if self.moves is None else self.moves[i]
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, MoveText) and super().__eq__(other) and other.moves == self.moves
-
-    def __hash__(self) -> int:
-        return hash(("MoveText", self.max_length, self.moves))
 
 
 class CycleParallelEnv(ParallelEnv):

@@ -129,6 +129,7 @@ class TicTacToeEnv(TextGameEnv):
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "tictactoe_v0"}
     max_moves_hint: ClassVar[int] = 5
+    mask_moves = MOVES  # info["action_mask"] over MOVES; sample(mask) plays a random legal move
     title: ClassVar[str] = "Tic-tac-toe"
 
     def _reset_game(self) -> None:

@@ -27,7 +27,7 @@ from arl_envs.envs.web.axtree import (
     Snapshot,
     check_bid,
 )
-from arl_envs.envs.web.browser import BrowserCallTimeout, BrowserCrashed, BrowserUnavailable, get_host
+from arl_envs.envs.web.browser import BrowserCallTimeout, BrowserCrashed, BrowserHost, BrowserUnavailable, get_host
 from arl_envs.envs.web.task import (
     REGISTRY,
     TASK_ORIGIN,
@@ -234,8 +234,9 @@ class WebEnv(AgentEnv):
         self.action_timeout_s = float(action_timeout_s)
         self.step_timeout_s = float(step_timeout_s)
         self.fixed_time = fixed_time
-        self._host = get_host()
-        self._host.acquire()
+        # The process's browser host is looked up and counted on first use (:attr:`_host`, at the first reset):
+        # a fresh env holds no thread, event loop or browser, so it can be copied and pickled.
+        self._host_ref: BrowserHost | None = None
         self._released = False
         self._ctx: Any = None
         self._ctx_generation = -1
@@ -267,6 +268,15 @@ class WebEnv(AgentEnv):
         self.last_reset_mode = ""
         #: Why the last reset reloaded instead of restarting in place ("" after a restart).
         self.last_reset_reason = ""
+
+    @property
+    def _host(self) -> BrowserHost:
+        """This process's :class:`BrowserHost`, acquired (counted as one user) on first access."""
+        host = self._host_ref
+        if host is None:
+            host = self._host_ref = get_host()
+            host.acquire()
+        return host
 
     # ================================================================ AgentEnv hooks
     def tools(self) -> list[Tool]:
@@ -435,7 +445,8 @@ class WebEnv(AgentEnv):
             self._pages = []
             if not self._released:
                 self._released = True
-                self._host.release()
+                if self._host_ref is not None:  # never acquired: nothing to release
+                    self._host_ref.release()
 
     # ================================================================ observation text
     def _observation(self, first: bool = False) -> str:

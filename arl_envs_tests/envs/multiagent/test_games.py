@@ -170,7 +170,8 @@ def _episode(module, seed, policy_seed):
     trace = []
     for agent in env.agent_iter(200):
         obs, r, term, trunc, info = env.last()
-        trace.append((agent, str(obs), r, term, trunc, dict(info)))
+        info = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in info.items()}  # action_mask
+        trace.append((agent, str(obs), r, term, trunc, info))
         if term or trunc:
             env.step(None)
             continue
