@@ -163,7 +163,7 @@ class MathEnv(AgentEnv):
         if self.task is None or not self._episode_active or type(self)._grade is not MathEnv._grade:
             return None
         try:
-            calls = self._parse(action)
+            calls = self.parse_action(action)
         except ParseError:
             return None
         finally:

@@ -98,7 +98,7 @@ def test_connect_four_full_board_last_move_wins() -> None:
 @pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 @pytest.mark.parametrize("bad", ["[99]", "", "I think I will wait.", "<think>[0]"])
 def test_repeating_an_invalid_move_forever_ends_in_bounded_steps(module, bad) -> None:
-    env = module.env(max_invalid_moves=3)
+    env = module.env(max_invalid_actions=3)
     env.reset(seed=1)
     first = env.agent_selection
     steps = 0

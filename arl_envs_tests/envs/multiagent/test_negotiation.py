@@ -83,7 +83,7 @@ def test_no_deal_pays_zero_after_max_turns_and_reject() -> None:
 
 
 def test_move_forms_limits_and_forfeit() -> None:
-    env = negotiation_v0.env(max_invalid_moves=1)
+    env = negotiation_v0.env(max_invalid_actions=1)
     env.reset(seed=1)
     c = env.counts
     env.step(f'<tool_call>{{"name": "move", "arguments": {{"move": "propose {c[0]}, 0, 0", '

@@ -47,7 +47,7 @@ def test_second_seat_opponent_moves_first() -> None:
 
 
 def test_invalid_move_reason_retry_and_forfeit() -> None:
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", max_invalid_moves=2)
+    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", max_invalid_actions=2)
     env.reset(seed=0)
     for i in range(2):
         obs, r, term, trunc, info = env.step("I pass")
@@ -96,3 +96,31 @@ def test_bad_arguments_raise() -> None:
         gym.make("arl/multiagent.tictactoe-v0", seat="third")
     with pytest.raises(ValueError):
         gym.make("arl/multiagent.tictactoe-v0", game="no_such_game")
+
+
+def test_max_invalid_moves_is_a_deprecated_alias() -> None:
+    from arl_envs.envs.multiagent import tictactoe_v0
+
+    with pytest.warns(DeprecationWarning, match="max_invalid_actions"):
+        game = tictactoe_v0.env(max_invalid_moves=2)
+    assert game.max_invalid_actions == 2
+    with pytest.warns(DeprecationWarning, match="max_invalid_actions"):
+        env = gym.make("arl/multiagent.tictactoe-v0", seat="first", max_invalid_moves=1)
+    assert env.unwrapped.max_invalid_actions == env.unwrapped.game.max_invalid_actions == 1
+    with pytest.raises(ValueError, match="disagree"):
+        tictactoe_v0.env(max_invalid_actions=1, max_invalid_moves=2)
+
+
+def test_game_play_reports_what_it_did() -> None:
+    from arl_envs.envs.multiagent import tictactoe_v0
+
+    game = tictactoe_v0.env(max_invalid_actions=1)
+    game.reset(seed=0)
+    first = game.agent_selection
+    report = game.play("[4]")
+    assert report.agent == first and report.valid and report.move == "4" and not report.forfeit
+    second = game.agent_selection
+    report = game.play("[4]")  # taken
+    assert not report.valid and "not legal" in report.reason and report.invalid_moves == 1 and not report.forfeit
+    report = game.play("no move")
+    assert report.agent == second and report.forfeit and report.invalid_moves == 2
