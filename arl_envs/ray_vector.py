@@ -113,7 +113,9 @@ class EnvWorker:
     """
 
     def __init__(self, env_id: str, n_envs: int, env_kwargs: dict[str, Any], retriever_name: str | None = None):
-        import arl_envs  # noqa: F401 - registers the ids in this process
+        from arl_envs.registration import register_all
+
+        register_all()  # the ids, in this worker process
 
         kwargs = dict(env_kwargs)
         self.retriever_url: str | None = None
@@ -483,7 +485,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
         self.transport = transport
-        from arl_envs.vector import as_autoreset_mode
+        from arl_envs.vector_modes import as_autoreset_mode
 
         autoreset_mode = as_autoreset_mode(autoreset_mode)
         if autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
@@ -511,7 +513,9 @@ class RayVectorEnv(gym.vector.VectorEnv):
         self._retriever_nodes: set[str] = set()  # nodes given a retriever service by this vector env
         self._retriever_name: str | None = None
         if shared_retriever:
-            import arl_envs  # noqa: F401 - the id table, to read the search env's defaults
+            from arl_envs.registration import register_all
+
+            register_all()  # the id table, to read the search env's defaults
 
             self._start_retrievers(shared_retriever_config(env_id.removeprefix("arl_envs:"), self.env_kwargs),
                                    retriever_options)

@@ -35,19 +35,41 @@ class EnvSpecRow:
     tags: tuple[str, ...] = ()
 
 
-def _web_rows() -> tuple[EnvSpecRow, ...]:
-    """``arl/web.<name>-v0`` for every task of ``arl_envs.envs.web.tasks`` (issue 11), generated from its REGISTRY."""
-    from arl_envs.envs.web.tasks import load_all
+#: Our own web tasks (``arl_envs.envs.web.tasks``): name -> description. Listed here rather than read from the task
+#: registry so that ``import arl_envs`` imports no web module; ``arl_envs_tests/test_architecture.py`` checks that
+#: this list and the registry agree.
+WEB_TASKS: tuple[tuple[str, str], ...] = (
+    ('book-flight', 'Book a flight meeting a criterion (cheapest, nonstop...): search, choose, passenger, confirm.'),
+    ('choose-date', 'Choose a date in a calendar widget (navigate months, click the day), then submit.'),
+    ('click-button', 'Click the button with the given label among several.'),
+    ('click-link', 'Click the news link with the given text among look-alike headlines.'),
+    ('email-inbox', 'Delete, forward or reply to the right email in a webmail inbox.'),
+    ('enter-text', 'Type the given text into a field and submit the form.'),
+    ('fix-form', 'Submit a registration form; fix the fields its validation rejects (a pre-filled draft).'),
+    ('login', 'Log in with the given credentials, then open the named page of the app (URL goal).'),
+    ('menu-navigate', 'Open a page through a two-level hover menu (entries repeat under different top items).'),
+    ('pick-largest', 'Choose the listing with the largest / smallest value of an attribute among several.'),
+    ('read-page', "Read an article (partly behind 'Read more') and answer a question about it with answer()."),
+    ('search-list', 'Search a paginated directory and open the profile of the person in the named department.'),
+    ('select-dropdown', 'Choose the requested options in two dropdowns of a form, then submit.'),
+    ('shop', 'Add the requested items in the requested quantities to a cart and check out (multi-page).'),
+    ('sort-table', "Sort a table by a column and report the top row's name with answer()."),
+    ('tab-info', "Open a product's details in a new browser tab, switch to the right page tab, answer a question."),
+    ('tick-checkboxes', 'Tick exactly the requested checkboxes (untick the others), then submit.'),
+)
 
+
+def _web_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/web.<name>-v0`` for every task of :data:`WEB_TASKS`."""
     return tuple(
         EnvSpecRow(
             f"arl/web.{name}-v0",
             "arl_envs.envs.web.env:WebEnv",
-            cls.description,
+            description,
             kwargs={"task": name},
             tags=("browser", "slow"),
         )
-        for name, cls in sorted(load_all().items())
+        for name, description in WEB_TASKS
     )
 
 

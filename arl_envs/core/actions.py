@@ -20,16 +20,12 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from arl_envs.core.errors import ArlError
+from arl_envs.core.errors import ParseError
 from arl_envs.core.tools import ToolCall
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 _JSON = json.JSONDecoder()
-
-
-class ParseError(ArlError, ValueError):
-    """A malformed action. Its message is shown to the model as the observation (never raised out of ``step``)."""
 
 
 def parse_untrusted_python(source: str, mode: str = "eval") -> ast.AST:

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from arl_baselines.grpo.config import GRPOConfig  # noqa: E402
+from arl_baselines.grpo.config import ARITHMETIC_LEARNING_RECIPE, GRPOConfig  # noqa: E402
 from arl_baselines.grpo.train import METRIC_KEYS, demo_run, train  # noqa: E402
 
 MATH = "arl/math.arithmetic-v0"
@@ -87,22 +87,8 @@ def test_bad_settings_raise_clear_errors(tmp_path) -> None:
         train(MATH, "tiny", 1, tmp_path, dtype="bfloat16", device="cpu")
 
 
-#: The learning test's recipe: tiny-S (1.1M parameters), SFT on expert trajectories, then GRPO at a small learning
-#: rate. Measured on 2 CPU cores: ~90 s in all (see the README's GRPO section).
-LEARN = {
-    "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
-    "sft_steps": 800,
-    "sft_lr": 2e-3,
-    "sft_schedule": "cosine",
-    "env_defaults": False,
-    "num_groups": 16,
-    "group_size": 8,
-    "lr": 5e-5,
-    "max_seq_len": 128,
-    "eval_tasks": 64,
-    "eval_samples": 4,
-    "progress": False,
-}
+#: The learning test's recipe (also ``benchmarks/grpo_cpu.py``'s): see its definition.
+LEARN = ARITHMETIC_LEARNING_RECIPE
 
 
 @pytest.mark.slow

@@ -31,16 +31,21 @@ import threading
 import time
 import unicodedata
 import urllib.parse
-from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from arl_envs.core.errors import ArlError, DependencyNotInstalled
 from arl_envs.envs.search.corpus import Document, cache_root, corpus_hash, document_from_row
+from arl_envs.envs.search.retrieval import (  # noqa: F401 - the interface, also importable from here
+    MAX_TOPK,
+    Retriever,
+    RetrieverUnavailable,
+    SearchHit,
+)
+from arl_envs.envs.search.retrieval import check_k as _check_k
 
 #: Tokens: runs of two or more word characters (the ``bm25s``/scikit-learn default pattern), lower-cased.
 TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")
@@ -51,8 +56,6 @@ STOPWORDS_EN = frozenset(
 )
 #: Queries are cut to this many tokens (a 2,000-word query is scored on its first 512 tokens).
 MAX_QUERY_TOKENS = 512
-#: Largest ``k`` any retriever serves in one query.
-MAX_TOPK = 100
 BM25_K1 = 1.5
 BM25_B = 0.75
 #: Version of the on-disk index layout and analyser; part of the cache key (2: NFC before tokenising).
@@ -75,10 +78,6 @@ DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 TOPK_BOUND_MIN_DOCS = 20_000
 
 
-class RetrieverUnavailable(ArlError):
-    """The retriever cannot serve a request (remote server unreachable, error status, malformed response)."""
-
-
 def nfc(text: str) -> str:
     """``text`` in Unicode normal form C (composed: ``"cafe\\u0301"`` -> ``"café"``); ASCII is returned as is."""
     return text if text.isascii() else unicodedata.normalize("NFC", text)
@@ -97,51 +96,6 @@ def tokenize(text: str) -> list[str]:
         Tokens in order of appearance (possibly empty, e.g. for a query of only stop words).
     """
     return [t for t in TOKEN_RE.findall(nfc(text).lower()) if t not in STOPWORDS_EN]
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One retrieved document and its score (higher is better; scale depends on the retriever)."""
-
-    doc: Document
-    score: float
-
-
-class Retriever(ABC):
-    """Common interface of all retrievers."""
-
-    #: Short name used in logs and ``info`` (``bm25``, ``dense``, ``remote``).
-    name: str = "retriever"
-
-    def search(self, query: str, k: int) -> list[SearchHit]:
-        """Up to ``k`` hits for one query, best first (see :meth:`batch_search`)."""
-        return self.batch_search([query], k)[0]
-
-    @abstractmethod
-    def batch_search(self, queries: Sequence[str], k: int) -> list[list[SearchHit]]:
-        """Up to ``k`` hits per query, best first; a query with no searchable word gets no hits.
-
-        Args:
-            queries: Query strings.
-            k: Hits per query, 1 <= k <= :data:`MAX_TOPK`.
-
-        Raises:
-            ValueError: If ``k`` is out of range.
-            RetrieverUnavailable: If the backing service fails.
-        """
-
-    @abstractmethod
-    def get(self, doc_id: str) -> Document | None:
-        """The full document with this id, or None if unknown."""
-
-    def close(self) -> None:
-        """Release resources (connections, models). Safe to call twice."""
-
-
-def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= MAX_TOPK:
-        raise ValueError(f"k must be an integer in [1, {MAX_TOPK}], got {k!r}")
-    return int(k)
 
 
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:

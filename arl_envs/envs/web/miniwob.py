@@ -53,7 +53,6 @@ import json
 import pathlib
 import re
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -416,20 +415,6 @@ class MiniWoBTask(WebTask):
         if view.state.get("probe_error"):
             raise ExpertError(f"{self.task}: the expert's page probe failed: {view.state['probe_error']}")
         return self._expert.act(view)
-
-
-@dataclass(frozen=True)
-class Expert:
-    """A scripted MiniWoB++ expert.
-
-    Attributes:
-        act: ``view -> action string`` for the current state (``view.state["probe"]`` holds the probe's result,
-            ``view.state["utterance"]`` the instruction).
-        probe: JavaScript function expression evaluated in the page by ``arlState()`` (None: no probe).
-    """
-
-    act: Callable[[ExpertView], str]
-    probe: str | None = None
 
 
 # --------------------------------------------------------------------------- the env

@@ -15,6 +15,8 @@ from typing import Any
 
 import pydantic
 
+from arl_envs.lm import TINY_SIZES, TinySize  # noqa: F401 - the tiny architectures, re-exported for the settings
+
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 SCALE_REWARDS = ("group", "batch", "none")
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
@@ -34,33 +36,6 @@ FIELD_MINIMUMS: dict[str, tuple[float, bool]] = {
     "warmup_steps": (0, True), "sft_steps": (0, True), "sft_batch_size": (1, True), "sft_episodes": (0, True),
     "eval_every": (0, True), "eval_tasks": (0, True), "eval_samples": (1, True), "log_samples": (0, True),
     "num_threads": (1, True), "env_threads": (1, True), "time_limit_s": (0.0, False),
-}
-
-
-@dataclass(frozen=True)
-class TinySize:
-    """A small Llama-style architecture built from a ``transformers.LlamaConfig`` (no download).
-
-    Attributes:
-        hidden_size: Model width.
-        num_layers: Decoder layers.
-        num_heads: Attention heads (``num_key_value_heads`` equals it: plain multi-head attention).
-        intermediate_size: SwiGLU MLP width.
-    """
-
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    intermediate_size: int
-
-
-#: ``--model tiny[-S|-M|-L]``. Parameter counts with the 262-token byte vocabulary (tied embeddings):
-#: tiny ~0.15M, tiny-S ~1.1M, tiny-M ~6.4M, tiny-L ~10.7M (the size of the issue's H200 decode measurement).
-TINY_SIZES: dict[str, TinySize] = {
-    "tiny": TinySize(hidden_size=64, num_layers=2, num_heads=4, intermediate_size=256),
-    "tiny-S": TinySize(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=512),
-    "tiny-M": TinySize(hidden_size=256, num_layers=6, num_heads=8, intermediate_size=1024),
-    "tiny-L": TinySize(hidden_size=384, num_layers=6, num_heads=8, intermediate_size=1024),
 }
 
 
@@ -401,3 +376,22 @@ def _field_adapters() -> dict[str, pydantic.TypeAdapter]:
     """A pydantic validator per :class:`GRPOConfig` field, from its type hint."""
     hints = typing.get_type_hints(GRPOConfig)
     return {f.name: pydantic.TypeAdapter(hints[f.name]) for f in dataclasses.fields(GRPOConfig)}
+
+
+#: A small learning recipe on ``arl/math.arithmetic`` difficulty 1, integer kind (for ``train``/``sft_vs_grpo``
+#: with a tiny model): SFT on expert trajectories, then GRPO at a small learning rate. The CI learning test
+#: (tiny-S, ~90 s on 2 CPU cores; README, GRPO section) and ``benchmarks/grpo_cpu.py`` use it.
+ARITHMETIC_LEARNING_RECIPE: dict[str, Any] = {
+    "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
+    "sft_steps": 800,
+    "sft_lr": 2e-3,
+    "sft_schedule": "cosine",
+    "env_defaults": False,
+    "num_groups": 16,
+    "group_size": 8,
+    "lr": 5e-5,
+    "max_seq_len": 128,
+    "eval_tasks": 64,
+    "eval_samples": 4,
+    "progress": False,
+}
