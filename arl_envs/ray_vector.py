@@ -346,7 +346,7 @@ def shared_retriever_config(env_id: str, env_kwargs: dict[str, Any]) -> dict[str
     """What a node's shared retriever must serve so a search env sees the same documents as its own index.
 
     Args:
-        env_id: A search id (``arl/search.multihop-v0`` or ``arl/search.qa-v0``).
+        env_id: A search id (``arl/search.multihop-v1`` or ``arl/search.qa-v1``).
         env_kwargs: The envs' constructor kwargs (merged over the registered defaults here).
 
     Returns:
@@ -451,12 +451,12 @@ class RayVectorEnv(gym.vector.VectorEnv):
 
         import ray, arl_envs
         ray.init(address="auto")              # or nothing: a local Ray starts on first use
-        venv = arl_envs.make_vec("arl/math.arithmetic-v0", 64, mode="ray", envs_per_actor=16,
+        venv = arl_envs.make_vec("arl/math.arithmetic-v1", 64, mode="ray", envs_per_actor=16,
                                  actor_options={"num_cpus": 1})
         obs, info = venv.reset(seed=0)
         venv.step_async(actions); ...; obs, rew, term, trunc, info = venv.step_wait()
         # cheap envs, driver able to reach the workers' nodes: steps over direct sockets (hop < 1 ms)
-        fast = arl_envs.make_vec("arl/math.arithmetic-v0", 64, mode="ray", envs_per_actor=64, transport="socket")
+        fast = arl_envs.make_vec("arl/math.arithmetic-v1", 64, mode="ray", envs_per_actor=64, transport="socket")
     """
 
     def __init__(

@@ -92,8 +92,8 @@ _FIXED_FUZZ: tuple[str, ...] = (
     "<tool_call>" + "[" * 3000 + "]" * 3000 + "</tool_call>",
     '<tool_call>{"name": "answer", "arguments": ' + '{"a": ' * 2000 + "1" + "}" * 2000 + "}</tool_call>",
     "\ud800 lone surrogate",
-    # issue 9, items 5-6: a JSON integer past int's 4,300-digit string limit (direct and JSON-in-a-string), and a
-    # lone surrogate inside \\boxed{} (countdown's checker once raised UnicodeEncodeError on it).
+    # A JSON integer past int's 4,300-digit string limit (direct and JSON-in-a-string), and a lone surrogate
+    # inside \\boxed{} (a checker that encodes the answer must not raise UnicodeEncodeError on it).
     '<tool_call>{"name": "answer", "arguments": {"text": ' + "9" * 5000 + "}}</tool_call>",
     '<tool_call>{"name": "answer", "arguments": "{\\"text\\": ' + "9" * 5000 + '}"}</tool_call>',
     "\\boxed{\udfff}",

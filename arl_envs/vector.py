@@ -36,7 +36,7 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     """Make ``num_envs`` copies of ``env_id`` in one vector env.
 
     Args:
-        env_id: A registered id, e.g. ``"arl/math.arithmetic-v0"`` (``"arl_envs:"`` prefix allowed).
+        env_id: A registered id, e.g. ``"arl/math.arithmetic-v1"`` (``"arl_envs:"`` prefix allowed).
         num_envs: Number of sub-envs (>= 1).
         mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"``
             (one subprocess per env, pickled text over pipes, no shared memory) or ``"ray"`` (Ray actors; also takes ``envs_per_actor``, ``actor_options``,

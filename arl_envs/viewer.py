@@ -203,7 +203,7 @@ SAMPLE_ENV_ERROR_EPISODE: dict[str, Any] = {
 def record_sample_episodes(path: str | Path, web: bool = True) -> list[dict[str, Any]]:
     """Record a sample of episodes to ``path`` (JSONL, appended) and return them as :func:`load_episodes` reads them.
 
-    Two expert episodes of ``arl/math.tool-v0`` (tool calls), two random ones of ``arl/search.qa-v0`` (action
+    Two expert episodes of ``arl/math.tool-v1`` (tool calls), two random ones of ``arl/search.qa-v1`` (action
     errors), with ``web`` one expert episode of ``arl/web.click-button-v0`` with screenshots, then
     :data:`SAMPLE_ENV_ERROR_EPISODE`. The viewer's tests and ``benchmarks/viewer_screenshots.py`` use it.
     """
@@ -214,7 +214,7 @@ def record_sample_episodes(path: str | Path, web: bool = True) -> list[dict[str,
     from arl_envs.wrappers import RecordEpisodes
 
     path = Path(path)
-    runs = [("arl/math.tool-v0", "expert", {}, 2), ("arl/search.qa-v0", "random", {}, 2)]
+    runs = [("arl/math.tool-v1", "expert", {}, 2), ("arl/search.qa-v1", "random", {}, 2)]
     if web:
         runs.append(("arl/web.click-button-v0", "expert", {"obs_mode": "axtree+screenshot"}, 1))
     for env_id, agent, kwargs, n in runs:

@@ -25,14 +25,14 @@ def test_page_is_self_contained_and_escapes(tmp_path: Path) -> None:
 def test_cli_play_record_then_view(tmp_path: Path) -> None:
     runner = CliRunner()
     rec = tmp_path / "eps.jsonl"
-    res = runner.invoke(app, ["play", "arl/math.arithmetic-v0", "--episodes", "2", "--record", str(rec)])
+    res = runner.invoke(app, ["play", "arl/math.arithmetic-v1", "--episodes", "2", "--record", str(rec)])
     assert res.exit_code == 0, res.output
     eps = load_episodes(rec)
     assert [e["seed"] for e in eps] == [0, 1] and all(e["success"] for e in eps)
     assert eps[0]["steps"][0]["action_error"] is None
     res = runner.invoke(app, ["view", str(rec), "-o", str(tmp_path / "page.html")])
     assert res.exit_code == 0, res.output
-    assert "arl/math.arithmetic-v0" in (tmp_path / "page.html").read_text()
+    assert "arl/math.arithmetic-v1" in (tmp_path / "page.html").read_text()
 
 
 @pytest.mark.slow
@@ -65,8 +65,8 @@ def test_viewer_in_headless_chromium(tmp_path: Path) -> None:
         rows = page.locator("#episodes tbody tr")
         assert rows.count() == len(eps)
         # filter by env id, then by success
-        page.select_option("#env-filter", "arl/search.qa-v0")
-        assert rows.count() == sum(e["env_id"] == "arl/search.qa-v0" for e in eps)
+        page.select_option("#env-filter", "arl/search.qa-v1")
+        assert rows.count() == sum(e["env_id"] == "arl/search.qa-v1" for e in eps)
         page.select_option("#env-filter", "")
         page.select_option("#success-filter", "false")
         assert rows.count() == sum(not e["success"] for e in eps) and rows.count() < len(eps)

@@ -92,7 +92,7 @@ def learning_seeds(out: Path, seeds: int) -> dict[str, Any]:
     from arl_baselines.grpo.train import sft_vs_grpo
     from arl_baselines.grpo.config import ARITHMETIC_LEARNING_RECIPE as LEARN
 
-    MATH = "arl/math.arithmetic-v0"
+    MATH = "arl/math.arithmetic-v1"
 
     per = []
     for seed in range(seeds):

@@ -219,7 +219,7 @@ def find_blocks(
     The same blocks as ``re.finditer(opener + "(.*?)" + closer, re.DOTALL)`` (a ``closer`` computed from the opener's
     match stands for a back-reference such as ``</\\1>``), but in time linear in ``len(text)``: the regex form
     rescans to the end of the text from every unclosed opener, so a reply of many unclosed tags costs quadratic
-    time (issue 9, item 10: 9-12 s of CPU per step at ``MAX_ACTION_CHARS``). Here a closing string found missing
+    time (9-12 s of CPU per step at ``MAX_ACTION_CHARS``). Here a closing string found missing
     after some position is remembered as missing for every later opener, and each found block moves the search on.
 
     Args:

@@ -324,7 +324,7 @@ class Sandbox(ABC):
         When the episode before opened a session and the backend :attr:`prestarts_sessions`, the new
         episode's interpreter is launched now with that session's limits and CPU budget, and starts while the
         agent thinks: the episode's first :meth:`open_session` with the same arguments takes it instead of
-        waiting for an interpreter to start (issue 18). It is launched exactly as :meth:`open_session` would
+        waiting for an interpreter to start. It is launched exactly as :meth:`open_session` would
         launch it, in this sandbox, after the new work directory exists; it is handed out once, to this
         episode, and closed with the episode if unused (never carried into another episode or sandbox).
         """

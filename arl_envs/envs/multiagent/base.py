@@ -1,4 +1,4 @@
-"""Shared machinery of the text PettingZoo games (issue 17).
+"""Shared machinery of the text PettingZoo games.
 
 Every game is a PettingZoo **AEC** env (:class:`TextGameEnv`, a ``pettingzoo.AECEnv``) whose observations and
 actions are ``str`` (:class:`~arl_envs.core.spaces.UnicodeText` spaces, one cached object per agent). The base class

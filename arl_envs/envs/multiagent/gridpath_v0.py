@@ -139,7 +139,7 @@ class GridPathEnv(TextGameEnv):
         ValueError: Bad sizes, or a layout that is not square, lacks a start/goal, or has an unreachable goal.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "gridpath_v0",

@@ -120,7 +120,7 @@ class NegotiationEnv(TextGameEnv):
         max_invalid_actions, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "negotiation_v0",

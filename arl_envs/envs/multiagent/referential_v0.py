@@ -107,7 +107,7 @@ class ReferentialEnv(TextGameEnv):
         max_invalid_actions, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "referential_v0",

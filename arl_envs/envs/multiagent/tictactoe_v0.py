@@ -124,7 +124,7 @@ class TicTacToeEnv(TextGameEnv):
         ``render_mode``).
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "tictactoe_v0"}

@@ -117,7 +117,8 @@ class GameSeatEnv(AgentEnv):
         OpponentError: From ``reset``, when the opponent fails before the agent's first move.
 
     Version history:
-        v0: first version (issue 17).
+        v1: current: an opponent's failure is void (``env_error``, truncated), never a win or loss for the agent
+        (v0, retired: CHANGELOG.md).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}

@@ -1,4 +1,4 @@
-"""``WebEnv``: a web task in a real headless Chromium (issue 11; ids ``arl/web.<task>-v0``)."""
+"""``WebEnv``: a web task in a real headless Chromium (ids ``arl/web.<task>-v0``)."""
 
 from __future__ import annotations
 
@@ -190,8 +190,7 @@ class WebEnv(AgentEnv):
         fixed_time: ISO time ``Date.now()`` returns in pages (None: the real clock, not reproducible).
 
     Version history:
-        v0: first version (issue 11); in-place episode restart and seed-derived two-letter id prefixes added
-        later in v0 (observations of a given seed changed only in their ids).
+        v0: first version (CHANGELOG.md lists its changes).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}

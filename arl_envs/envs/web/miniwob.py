@@ -1,4 +1,4 @@
-"""The MiniWoB++ suite on our browser backend: ``arl/web.miniwob-v0`` with kwarg ``task`` (issue 11, item 5).
+"""The MiniWoB++ suite on our browser backend: ``arl/web.miniwob-v0`` with kwarg ``task``.
 
 Pages: the task pages shipped by the PyPI package ``miniwob`` (MIT, Farama Foundation; ``miniwob/html/``). Only its
 HTML/JS/CSS files are used: none of its Selenium or Gymnasium code runs. Each episode serves them from memory under
@@ -470,7 +470,7 @@ class MiniWoBEnv(_web_env_class()):  # type: ignore[misc]
         DependencyNotInstalled: The ``miniwob`` package is missing.
 
     Version history:
-        v0: first version (issue 11): 130 tasks of miniwob 1.1.0.
+        v0: first version: 130 tasks of miniwob 1.1.0.
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.0, "format": 0.1}

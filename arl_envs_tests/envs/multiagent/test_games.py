@@ -283,7 +283,7 @@ def _best_response_hand_distribution(seat):
 
 
 def test_kuhn_view_expert_wins_a_100_hand_match_with_probability_above_99_7_percent() -> None:
-    """The documented success rate of arl/multiagent.kuhn_poker-v0's expert: exact, by convolution of the hands
+    """The documented success rate of arl/multiagent.kuhn_poker-v1's expert: exact, by convolution of the hands
     (seats alternate); one hand alone is won only 75% / 62.5% of the time."""
     hands = [_best_response_hand_distribution(0), _best_response_hand_distribution(1)]
     assert sum(p for r, p in hands[0].items() if r > 0) == pytest.approx(0.75)

@@ -186,5 +186,5 @@ def test_expert_team_beats_random_team() -> None:
 
 
 def test_single_agent_view_conformance() -> None:
-    report = check_conformance("arl_envs:arl/multiagent.gridpath-v0", n_fuzz=60)
+    report = check_conformance("arl_envs:arl/multiagent.gridpath-v1", n_fuzz=60)
     assert report.passed, report.summary()

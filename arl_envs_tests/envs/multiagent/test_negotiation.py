@@ -127,5 +127,5 @@ def test_expert_beats_random_and_experts_agree() -> None:
 
 
 def test_single_agent_view_conformance() -> None:
-    report = check_conformance("arl_envs:arl/multiagent.negotiation-v0", n_fuzz=60)
+    report = check_conformance("arl_envs:arl/multiagent.negotiation-v1", n_fuzz=60)
     assert report.passed, report.summary()

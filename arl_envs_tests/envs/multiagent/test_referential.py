@@ -110,5 +110,5 @@ def test_scripted_players() -> None:
 
 
 def test_single_agent_view_conformance() -> None:
-    report = check_conformance("arl_envs:arl/multiagent.referential-v0", n_fuzz=60)
+    report = check_conformance("arl_envs:arl/multiagent.referential-v1", n_fuzz=60)
     assert report.passed, report.summary()
