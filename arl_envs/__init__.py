@@ -3,7 +3,7 @@
 Importing this package registers every env id (see :mod:`arl_envs.registration`)::
 
     import gymnasium as gym
-    env = gym.make("arl_envs:arl/math.arithmetic-v0")   # or: import arl_envs; gym.make("arl/math.arithmetic-v0")
+    env = gym.make("arl_envs:arl/math.arithmetic-v1")   # or: import arl_envs; gym.make("arl/math.arithmetic-v1")
 
 Nothing heavy is imported here: domain envs and their optional dependencies load on ``gym.make``.
 """

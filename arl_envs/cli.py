@@ -63,7 +63,7 @@ def list_envs(
 
 @app.command()
 def play(
-    env_id: str = typer.Argument(..., help="Env id, e.g. arl/math.arithmetic-v0"),
+    env_id: str = typer.Argument(..., help="Env id, e.g. arl/math.arithmetic-v1"),
     agent: str = typer.Option("expert", help="expert | random | human"),
     seed: int = typer.Option(0, help="Seed of the first episode (episode i uses seed + i)."),
     episodes: int = typer.Option(1, help="Number of episodes."),
@@ -254,7 +254,7 @@ def _demo_grpo() -> bool:
 
 @app.command()
 def train(
-    env: str = typer.Option(..., "--env", help="Env id to train on, e.g. arl/math.arithmetic-v0"),
+    env: str = typer.Option(..., "--env", help="Env id to train on, e.g. arl/math.arithmetic-v1"),
     model: str = typer.Option("tiny", help="tiny[-S|-M|-L] | a local HF checkpoint dir | a .gguf file | smollm2"),
     steps: Optional[int] = typer.Option(
         None, min=0,
@@ -300,7 +300,7 @@ def serve_retriever_cmd(
     host: str = typer.Option("127.0.0.1", help="Interface to bind (0.0.0.0 serves other machines too)."),
     port: int = typer.Option(8000, help="TCP port."),
     corpus_path: Optional[str] = typer.Option(
-        None, help="wiki-18 JSONL corpus ({id, contents}); default: the generated world of arl/search.multihop-v0."
+        None, help="wiki-18 JSONL corpus ({id, contents}); default: the generated world of arl/search.multihop-v1."
     ),
     retriever: str = typer.Option("bm25", help="bm25 | dense"),
     n_articles: Optional[int] = typer.Option(None, help="Size of the generated world (without --corpus-path)."),

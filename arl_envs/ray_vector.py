@@ -113,7 +113,9 @@ class EnvWorker:
     """
 
     def __init__(self, env_id: str, n_envs: int, env_kwargs: dict[str, Any], retriever_name: str | None = None):
-        import arl_envs  # noqa: F401 - registers the ids in this process
+        from arl_envs.registration import register_all
+
+        register_all()  # the ids, in this worker process
 
         kwargs = dict(env_kwargs)
         self.retriever_url: str | None = None
@@ -344,7 +346,7 @@ def shared_retriever_config(env_id: str, env_kwargs: dict[str, Any]) -> dict[str
     """What a node's shared retriever must serve so a search env sees the same documents as its own index.
 
     Args:
-        env_id: A search id (``arl/search.multihop-v0`` or ``arl/search.qa-v0``).
+        env_id: A search id (``arl/search.multihop-v1`` or ``arl/search.qa-v1``).
         env_kwargs: The envs' constructor kwargs (merged over the registered defaults here).
 
     Returns:
@@ -449,12 +451,12 @@ class RayVectorEnv(gym.vector.VectorEnv):
 
         import ray, arl_envs
         ray.init(address="auto")              # or nothing: a local Ray starts on first use
-        venv = arl_envs.make_vec("arl/math.arithmetic-v0", 64, mode="ray", envs_per_actor=16,
+        venv = arl_envs.make_vec("arl/math.arithmetic-v1", 64, mode="ray", envs_per_actor=16,
                                  actor_options={"num_cpus": 1})
         obs, info = venv.reset(seed=0)
         venv.step_async(actions); ...; obs, rew, term, trunc, info = venv.step_wait()
         # cheap envs, driver able to reach the workers' nodes: steps over direct sockets (hop < 1 ms)
-        fast = arl_envs.make_vec("arl/math.arithmetic-v0", 64, mode="ray", envs_per_actor=64, transport="socket")
+        fast = arl_envs.make_vec("arl/math.arithmetic-v1", 64, mode="ray", envs_per_actor=64, transport="socket")
     """
 
     def __init__(
@@ -483,7 +485,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
         self.transport = transport
-        from arl_envs.vector import as_autoreset_mode
+        from arl_envs.vector_modes import as_autoreset_mode
 
         autoreset_mode = as_autoreset_mode(autoreset_mode)
         if autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
@@ -511,7 +513,9 @@ class RayVectorEnv(gym.vector.VectorEnv):
         self._retriever_nodes: set[str] = set()  # nodes given a retriever service by this vector env
         self._retriever_name: str | None = None
         if shared_retriever:
-            import arl_envs  # noqa: F401 - the id table, to read the search env's defaults
+            from arl_envs.registration import register_all
+
+            register_all()  # the id table, to read the search env's defaults
 
             self._start_retrievers(shared_retriever_config(env_id.removeprefix("arl_envs:"), self.env_kwargs),
                                    retriever_options)

@@ -35,40 +35,62 @@ class EnvSpecRow:
     tags: tuple[str, ...] = ()
 
 
-def _web_rows() -> tuple[EnvSpecRow, ...]:
-    """``arl/web.<name>-v0`` for every task of ``arl_envs.envs.web.tasks`` (issue 11), generated from its REGISTRY."""
-    from arl_envs.envs.web.tasks import load_all
+#: Our own web tasks (``arl_envs.envs.web.tasks``): name -> description. Listed here rather than read from the task
+#: registry so that ``import arl_envs`` imports no web module; ``arl_envs_tests/test_architecture.py`` checks that
+#: this list and the registry agree.
+WEB_TASKS: tuple[tuple[str, str], ...] = (
+    ('book-flight', 'Book a flight meeting a criterion (cheapest, nonstop...): search, choose, passenger, confirm.'),
+    ('choose-date', 'Choose a date in a calendar widget (navigate months, click the day), then submit.'),
+    ('click-button', 'Click the button with the given label among several.'),
+    ('click-link', 'Click the news link with the given text among look-alike headlines.'),
+    ('email-inbox', 'Delete, forward or reply to the right email in a webmail inbox.'),
+    ('enter-text', 'Type the given text into a field and submit the form.'),
+    ('fix-form', 'Submit a registration form; fix the fields its validation rejects (a pre-filled draft).'),
+    ('login', 'Log in with the given credentials, then open the named page of the app (URL goal).'),
+    ('menu-navigate', 'Open a page through a two-level hover menu (entries repeat under different top items).'),
+    ('pick-largest', 'Choose the listing with the largest / smallest value of an attribute among several.'),
+    ('read-page', "Read an article (partly behind 'Read more') and answer a question about it with answer()."),
+    ('search-list', 'Search a paginated directory and open the profile of the person in the named department.'),
+    ('select-dropdown', 'Choose the requested options in two dropdowns of a form, then submit.'),
+    ('shop', 'Add the requested items in the requested quantities to a cart and check out (multi-page).'),
+    ('sort-table', "Sort a table by a column and report the top row's name with answer()."),
+    ('tab-info', "Open a product's details in a new browser tab, switch to the right page tab, answer a question."),
+    ('tick-checkboxes', 'Tick exactly the requested checkboxes (untick the others), then submit.'),
+)
 
+
+def _web_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/web.<name>-v0`` for every task of :data:`WEB_TASKS`."""
     return tuple(
         EnvSpecRow(
             f"arl/web.{name}-v0",
             "arl_envs.envs.web.env:WebEnv",
-            cls.description,
+            description,
             kwargs={"task": name},
             tags=("browser", "slow"),
         )
-        for name, cls in sorted(load_all().items())
+        for name, description in WEB_TASKS
     )
 
 
 ENVS: tuple[EnvSpecRow, ...] = (
     EnvSpecRow(
-        "arl/math.arithmetic-v0",
+        "arl/math.arithmetic-v1",
         "arl_envs.envs.math.env:ArithmeticEnv",
         "Generated arithmetic (integers, fractions, linear equations, modular, word problems), difficulty 1-5.",
     ),
     EnvSpecRow(
-        "arl/math.countdown-v0",
+        "arl/math.countdown-v1",
         "arl_envs.envs.math.env:CountdownEnv",
         "Countdown: reach a target with + - * / over given numbers, each used at most once.",
     ),
     EnvSpecRow(
-        "arl/math.dataset-v0",
+        "arl/math.dataset-v1",
         "arl_envs.envs.math.env:DatasetEnv",
         "Math word problems from JSONL (GSM8K or MATH form); default: GSM8K test split (1,319 problems).",
     ),
     EnvSpecRow(
-        "arl/math.tool-v0",
+        "arl/math.tool-v1",
         "arl_envs.envs.math.tool:ToolMathEnv",
         "Tool-integrated math: a sandboxed persistent Python session, then a \\boxed{} answer.",
         tags=("sandbox",),
@@ -79,27 +101,27 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "Coq 8.16 proofs of 78 shipped lemmas (nat arithmetic, lists, logic), checked in the sandbox; Coq's errors as feedback.",
         tags=("sandbox", "domain-conformance"),
     ),
-    # --- agent settings (issue 13) ---
+    # --- agent settings ---
     EnvSpecRow(
-        "arl/memory.bank-v0",
+        "arl/memory.bank-v1",
         "arl_envs.envs.memory.bank:MemoryBankEnv",
         "Memory-R1: manage a bounded memory bank (add/update/delete/noop) over multi-session dialogue; answer from it.",
     ),
     EnvSpecRow(
-        "arl/selfplay.propose-solve-v0",
+        "arl/selfplay.propose-solve-v1",
         "arl_envs.envs.selfplay.propose_solve:ProposeSolveEnv",
         "Absolute Zero: propose a Python program + inputs (sandbox-checked), then solve it k times (deduction/"
         "abduction/induction); solver correctness + proposer learnability.",
         tags=("sandbox", "domain-conformance"),
     ),
-    # --- search (issue 5) ---
+    # --- search ---
     EnvSpecRow(
-        "arl/search.multihop-v0",
+        "arl/search.multihop-v1",
         "arl_envs.envs.search.env:SearchMultihopEnv",
         "Multi-hop QA (2-4 hops) over a generated fictional encyclopedia; <search>/<open>/<answer>, BM25.",
     ),
     EnvSpecRow(
-        "arl/search.qa-v0",
+        "arl/search.qa-v1",
         "arl_envs.envs.search.env:SearchQAEnv",
         "Search-R1 QA over a wiki-18-format JSONL corpus (corpus_path, qa_path); default: a shipped sample.",
     ),
@@ -108,58 +130,58 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.search.rewrite:QueryRewriteEnv",
         "DeepRetrieval: rewrite a multi-hop question into one query; reward = recall@5 of its gold articles under BM25.",
     ),
-    # --- code (issue 4) ---
+    # --- code ---
     EnvSpecRow(
         "arl/code.functions-v0",
         "arl_envs.envs.code.env:FunctionsEnv",
         "Write a Python function/program, refine on visible-test feedback; scored on hidden tests (generated or HumanEval).",
     ),
     EnvSpecRow(
-        "arl/code.repo-v0",
+        "arl/code.repo-v1",
         "arl_envs.envs.code.repo_env:RepoEnv",
         "Fix an injected bug in a small generated Python repo with bash/read/write/apply_patch; hidden tests on submit.",
     ),
-    # --- multiagent (issue 17) ---
+    # --- multiagent ---
     EnvSpecRow(
-        "arl/multiagent.tictactoe-v0",
+        "arl/multiagent.tictactoe-v1",
         "arl_envs.envs.multiagent.view:GameSeatEnv",
         "Tic-tac-toe vs an opponent (random | expert minimax | callable); success = not losing (a drawn game).",
         kwargs={"game": "tictactoe", "seat": "random"},
     ),
     EnvSpecRow(
-        "arl/multiagent.connect_four-v0",
+        "arl/multiagent.connect_four-v1",
         "arl_envs.envs.multiagent.view:GameSeatEnv",
         "Connect Four vs an opponent (random | expert alpha-beta | callable); success = win.",
         kwargs={"game": "connect_four", "seat": "random"},
     ),
     EnvSpecRow(
-        "arl/multiagent.kuhn_poker-v0",
+        "arl/multiagent.kuhn_poker-v1",
         "arl_envs.envs.multiagent.view:GameSeatEnv",
         "Kuhn poker match of 100 hands, seats alternating, vs an opponent (random | equilibrium | callable); success = chips > 0.",
         kwargs={"game": "kuhn_poker", "seat": "random", "games": 100},
     ),
     EnvSpecRow(
-        "arl/multiagent.negotiation-v0",
+        "arl/multiagent.negotiation-v1",
         "arl_envs.envs.multiagent.view:GameSeatEnv",
         "Split books/hats/balls with private values over <= 20 messages (propose/accept/reject + free text) vs an "
         "opponent (random | value-greedy | callable); success = a deal worth >= half your pool value.",
         kwargs={"game": "negotiation", "seat": "random"},
     ),
     EnvSpecRow(
-        "arl/multiagent.referential-v0",
+        "arl/multiagent.referential-v1",
         "arl_envs.envs.multiagent.view:GameSeatEnv",
         "Cooperative referential game: speaker describes a target among distractors, listener picks; partner "
         "scripted by default (random | expert | callable); success = the target is picked.",
         kwargs={"game": "referential", "seat": "random", "opponent": "expert"},
     ),
     EnvSpecRow(
-        "arl/multiagent.gridpath-v0",
+        "arl/multiagent.gridpath-v1",
         "arl_envs.envs.multiagent.view:GameSeatEnv",
         "3 agents walk to their goals on a 5x5 grid with simultaneous moves and collisions; you steer one, path "
         "planners the others (expert | random | callable); success = every agent arrives.",
         kwargs={"game": "gridpath", "seat": "random", "opponent": "expert"},
     ),
-    # --- embodied (issue 12) ---
+    # --- embodied ---
     EnvSpecRow(
         "arl/embodied.household-v0",
         "arl_envs.envs.embodied.household:HouseholdEnv",
@@ -186,7 +208,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "ScienceWorld science tasks (needs Java): task/simplification kwargs, variation from the seed; gold-path expert.",
         tags=("slow",),
     ),
-    # --- web (issue 11) ---
+    # --- web ---
     *_web_rows(),
     EnvSpecRow(
         "arl/web.miniwob-v0",
@@ -196,7 +218,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
     ),
-    # --- example (issue 10): the env to copy; README "Add an environment" ---
+    # --- example: the env to copy; README "Add an environment" ---
     EnvSpecRow(
         "arl/example.guess-v0",
         "arl_envs.envs.example.guess:GuessEnv",

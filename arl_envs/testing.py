@@ -6,6 +6,8 @@
 Checks (``arl_envs/CONTRACT.md``, section 2):
 
 * ``gymnasium_check_env``: :func:`gymnasium.utils.env_checker.check_env` passes;
+* ``contract_hooks``: an :class:`AgentEnv` subclass overrides none of ``reset``, ``step``, ``_parse``
+  (:data:`arl_envs.core.env.SEALED_METHODS`); it uses the hooks instead;
 * ``api_misuse``: step before reset raises :class:`ResetNeeded`, a non-``str`` action :class:`InvalidActionType`;
 * ``determinism``: same seed and same actions give identical ``(obs, reward, terminated, truncated, info)``;
 * ``reset_sequence``: ``reset(seed=s)`` then ``reset()`` is deterministic;
@@ -38,7 +40,7 @@ import gymnasium as gym
 import numpy as np
 
 from arl_envs.agents.agents import ExpertAgent, RandomAgent, run_episode
-from arl_envs.core.env import AgentEnv
+from arl_envs.core.env import AgentEnv, sealed_overrides
 from arl_envs.core.errors import InvalidActionType, ResetNeeded
 
 #: Info keys every step must carry.
@@ -90,8 +92,8 @@ _FIXED_FUZZ: tuple[str, ...] = (
     "<tool_call>" + "[" * 3000 + "]" * 3000 + "</tool_call>",
     '<tool_call>{"name": "answer", "arguments": ' + '{"a": ' * 2000 + "1" + "}" * 2000 + "}</tool_call>",
     "\ud800 lone surrogate",
-    # issue 9, items 5-6: a JSON integer past int's 4,300-digit string limit (direct and JSON-in-a-string), and a
-    # lone surrogate inside \\boxed{} (countdown's checker once raised UnicodeEncodeError on it).
+    # A JSON integer past int's 4,300-digit string limit (direct and JSON-in-a-string), and a lone surrogate
+    # inside \\boxed{} (a checker that encodes the answer must not raise UnicodeEncodeError on it).
     '<tool_call>{"name": "answer", "arguments": {"text": ' + "9" * 5000 + "}}</tool_call>",
     '<tool_call>{"name": "answer", "arguments": "{\\"text\\": ' + "9" * 5000 + '}"}</tool_call>',
     "\\boxed{\udfff}",
@@ -266,6 +268,7 @@ def check_conformance(
 
     checks: list[tuple[str, Callable[[], None]]] = [
         ("gymnasium_check_env", lambda: _check_gymnasium(make)),
+        ("contract_hooks", lambda: _check_contract_hooks(make)),
         ("api_misuse", lambda: _check_api_misuse(make)),
         ("determinism", lambda: _check_determinism(make)),
         ("reset_sequence", lambda: _check_reset_sequence(make)),
@@ -309,6 +312,16 @@ def _check_gymnasium(make: Callable[[], gym.Env]) -> None:
             check_env(env.unwrapped, skip_render_check=False)
     finally:
         env.close()
+
+
+def _check_contract_hooks(make: Callable[[], gym.Env]) -> None:
+    env = make()
+    try:
+        found = sealed_overrides(type(env.unwrapped))
+    finally:
+        env.close()
+    assert not found, (f"{', '.join(found)} overridden: AgentEnv alone defines reset/step/_parse; use the hooks "
+                       "(parse_action, _reset_info, _step_info, Transition.truncated/info)")
 
 
 def _check_api_misuse(make: Callable[[], gym.Env]) -> None:

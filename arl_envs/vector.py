@@ -13,23 +13,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from arl_envs.vector_modes import as_autoreset_mode
+
 VECTOR_MODES = ("sync", "async", "ray")
-
-
-def as_autoreset_mode(value: Any) -> gym.vector.AutoresetMode:
-    """A :class:`gymnasium.vector.AutoresetMode` from itself, its value (``"SameStep"``) or its name in any case
-    (``"same_step"``, ``"SAME_STEP"``).
-
-    Raises:
-        ValueError: Not a mode.
-    """
-    modes = gym.vector.AutoresetMode
-    if isinstance(value, modes):
-        return value
-    for mode in modes:
-        if isinstance(value, str) and value.lower() in (mode.value.lower(), mode.name.lower()):
-            return mode
-    raise ValueError(f"autoreset_mode must be one of {[m.name.lower() for m in modes]}, got {value!r}")
 
 
 class BatchSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -50,7 +36,7 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     """Make ``num_envs`` copies of ``env_id`` in one vector env.
 
     Args:
-        env_id: A registered id, e.g. ``"arl/math.arithmetic-v0"`` (``"arl_envs:"`` prefix allowed).
+        env_id: A registered id, e.g. ``"arl/math.arithmetic-v1"`` (``"arl_envs:"`` prefix allowed).
         num_envs: Number of sub-envs (>= 1).
         mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"``
             (one subprocess per env, pickled text over pipes, no shared memory) or ``"ray"`` (Ray actors; also takes ``envs_per_actor``, ``actor_options``,

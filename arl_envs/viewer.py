@@ -188,3 +188,40 @@ def write_viewer(path: str | Path, output: str | Path | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(load_episodes(src), title=f"arl-envs episodes: {src.name}"), encoding="utf-8")
     return out
+
+
+#: A hand-written episode line: an infrastructure failure is rare by design, but the page must mark one.
+SAMPLE_ENV_ERROR_EPISODE: dict[str, Any] = {
+    "env_id": "arl/code.functions-v0", "task_id": "t-env-error", "seed": 7,
+    "observations": ["Write f.", "sandbox unavailable"], "actions": ["```python\ndef f(): pass\n```"],
+    "rewards": [0.0], "reward_components": [{"task": 0.0}],
+    "steps": [{"action_error": None, "env_error": "SandboxUnavailable: bwrap died", "tool_calls": []}],
+    "terminated": False, "truncated": True, "success": False, "return": 0.0,
+}
+
+
+def record_sample_episodes(path: str | Path, web: bool = True) -> list[dict[str, Any]]:
+    """Record a sample of episodes to ``path`` (JSONL, appended) and return them as :func:`load_episodes` reads them.
+
+    Two expert episodes of ``arl/math.tool-v1`` (tool calls), two random ones of ``arl/search.qa-v1`` (action
+    errors), with ``web`` one expert episode of ``arl/web.click-button-v0`` with screenshots, then
+    :data:`SAMPLE_ENV_ERROR_EPISODE`. The viewer's tests and ``benchmarks/viewer_screenshots.py`` use it.
+    """
+    import gymnasium as gym
+
+    import arl_envs  # noqa: F401 - the ids
+    from arl_envs.agents import make_agent, run_episode
+    from arl_envs.wrappers import RecordEpisodes
+
+    path = Path(path)
+    runs = [("arl/math.tool-v1", "expert", {}, 2), ("arl/search.qa-v1", "random", {}, 2)]
+    if web:
+        runs.append(("arl/web.click-button-v0", "expert", {"obs_mode": "axtree+screenshot"}, 1))
+    for env_id, agent, kwargs, n in runs:
+        env = RecordEpisodes(gym.make(env_id, **kwargs), path)
+        for seed in range(n):
+            run_episode(env, make_agent(agent, env, seed=seed), seed=seed)
+        env.close()
+    with path.open("a") as fh:
+        fh.write(json.dumps(SAMPLE_ENV_ERROR_EPISODE) + "\n")
+    return load_episodes(path)

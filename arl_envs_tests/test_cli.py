@@ -22,20 +22,20 @@ def test_list_shows_every_id() -> None:
 
 
 def test_play_prints_transcript_and_reward_parts() -> None:
-    result = runner.invoke(app, ["play", "arl/math.countdown-v0", "--agent", "expert", "--episodes", "2"], terminal_width=200)
+    result = runner.invoke(app, ["play", "arl/math.countdown-v1", "--agent", "expert", "--episodes", "2"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert result.output.count("success True") == 2
     assert "=== assistant ===" in result.output and "'task': 1.0" in result.output
 
 
 def test_play_with_kwargs_and_random_agent() -> None:
-    result = runner.invoke(app, ["play", "arl/math.arithmetic-v0", "--agent", "random", "-k", "difficulty=5"], terminal_width=200)
+    result = runner.invoke(app, ["play", "arl/math.arithmetic-v1", "--agent", "random", "-k", "difficulty=5"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "-d5-" in result.output
 
 
 def test_check_passes() -> None:
-    result = runner.invoke(app, ["check", "arl/math.countdown-v0", "--fuzz", "30"])
+    result = runner.invoke(app, ["check", "arl/math.countdown-v1", "--fuzz", "30"])
     assert result.exit_code == 0, result.output
     assert "PASS" in result.output
 
@@ -60,7 +60,7 @@ def test_demo_rows_time_only_warm_episodes(monkeypatch) -> None:
         return real_run(env, agent, seed=seed, **kw)
 
     monkeypatch.setattr(agents_mod, "run_episode", recording_run)
-    rows = cli.play_reference_agents(["arl/math.countdown-v0"], episodes=2)
+    rows = cli.play_reference_agents(["arl/math.countdown-v1"], episodes=2)
     warm = f"episode {cli.WARMUP_SEED}"
     assert calls == ["warm_up", warm, "episode 1000", "episode 1001", warm, "episode 1000", "episode 1001"]
     assert [r["agent"] for r in rows] == ["expert", "random"] and rows[0]["timed_steps"] == 2
@@ -83,7 +83,7 @@ def test_train_rejects_an_sft_checkpoint_that_is_no_keyword_and_no_file(tmp_path
     import pytest
 
     pytest.importorskip("torch")
-    result = runner.invoke(app, ["train", "--env", "arl/math.arithmetic-v0", "--sft-checkpoint", "atuo",
+    result = runner.invoke(app, ["train", "--env", "arl/math.arithmetic-v1", "--sft-checkpoint", "atuo",
                                  "--output", str(tmp_path / "run")], terminal_width=200)
     assert result.exit_code == 2, result.output
     assert "auto, none or the path" in result.output and not (tmp_path / "run").exists()
@@ -102,11 +102,11 @@ def test_train_reports_bad_input_as_a_usage_error_and_writes_nothing(tmp_path) -
     earlier = tmp_path / "earlier"
     earlier.mkdir()
     (earlier / "metrics.jsonl").write_text("{}\n")
-    base = ["train", "--env", "arl/math.arithmetic-v0", "--output", str(tmp_path / "run")]
+    base = ["train", "--env", "arl/math.arithmetic-v1", "--output", str(tmp_path / "run")]
     cases = [
         (["--sft-checkpoint", str(tmp_path / "empty.pt")], "the file is empty"),
         (["--sft-checkpoint", str(tmp_path / "random.pt")], "not a torch.save file"),
-        (["--sft-checkpoint", str(SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"])], "does not match"),
+        (["--sft-checkpoint", str(SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v1"])], "does not match"),
         (["--set", "learning_rate=1"], "unknown GRPO setting"),
         (["--output", str(earlier)], "holds an earlier run"),
         (["--env", "arl/math.arithmetc-v0"], "Did you mean"),

@@ -17,10 +17,10 @@ import pytest
 import arl_envs  # noqa: F401 - registers the ids
 from arl_envs.core.errors import SandboxUnavailable
 
-#: The math ids graded by math-verify (countdown-v0 checks the expression with its own evaluator, no grader).
-MATH_IDS = ["arl/math.arithmetic-v0", "arl/math.dataset-v0", "arl/math.tool-v0"]
-CODE_IDS = ["arl/code.functions-v0", "arl/code.repo-v0"]
-SEARCH_IDS = ["arl/search.multihop-v0", "arl/search.qa-v0"]
+#: The math ids graded by math-verify (countdown-v1 checks the expression with its own evaluator, no grader).
+MATH_IDS = ["arl/math.arithmetic-v1", "arl/math.dataset-v1", "arl/math.tool-v1"]
+CODE_IDS = ["arl/code.functions-v0", "arl/code.repo-v1"]
+SEARCH_IDS = ["arl/search.multihop-v1", "arl/search.qa-v1"]
 
 
 def _assert_env_error(step_out: tuple) -> dict:
@@ -66,7 +66,7 @@ def test_grader_raising_is_env_error(monkeypatch: pytest.MonkeyPatch) -> None:
         raise RuntimeError("grader pool broken")
 
     monkeypatch.setattr(grading.GraderPool, "grade", broken)
-    env = gym.make("arl/math.arithmetic-v0")
+    env = gym.make("arl/math.arithmetic-v1")
     env.reset(seed=0)
     info = _assert_env_error(env.step("\\boxed{\\mathbf{7}}"))  # a form only the worker reads
     assert "RuntimeError: grader pool broken" in info["env_error"]
@@ -74,7 +74,7 @@ def test_grader_raising_is_env_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # ----------------------------------------------------------------------------------------------- sandbox start
 def test_math_tool_session_start_failure_is_env_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    env = gym.make("arl/math.tool-v0")
+    env = gym.make("arl/math.tool-v1")
     env.reset(seed=0)
     sandbox = env.unwrapped._sandbox  # noqa: SLF001
 
@@ -96,7 +96,7 @@ def test_code_sandbox_unavailable_is_env_error(env_id: str, monkeypatch: pytest.
 
     monkeypatch.setattr(arl_envs.sandbox, "get_sandbox", unavailable)
     env = gym.make(env_id)
-    if env_id == "arl/code.repo-v0":  # reset writes the repository into the sandbox: it raises (ArlError) there
+    if env_id == "arl/code.repo-v1":  # reset writes the repository into the sandbox: it raises (ArlError) there
         with pytest.raises(SandboxUnavailable, match="injected"):
             env.reset(seed=0)
         return

@@ -154,7 +154,7 @@ def _kill_between_episodes(venv: Any) -> None:
 
 def test_math_equals_sync_then_survives_a_kill_between_episodes() -> None:
     # Plain, step_async/step_wait and awaitable steps in turn; 2 actors of 2 sub-envs.
-    venv = _run_side_by_side("arl/math.arithmetic-v0", 4, 2, 30, "no idea", check=_kill_between_episodes)
+    venv = _run_side_by_side("arl/math.arithmetic-v1", 4, 2, 30, "no idea", check=_kill_between_episodes)
     assert len(venv._slices) == 2 and venv.closed
 
 
@@ -176,7 +176,7 @@ def test_search_with_one_shared_retriever_per_node_equals_sync() -> None:
         assert set(venv.get_attr("retriever_kind")) == {"remote"}
         assert len(venv._retrievers) == len([nd for nd in ray.nodes() if nd["Alive"]]) == 1
 
-    _run_side_by_side("arl/search.multihop-v0", 2, 1, 20, "<answer>nobody</answer>",
+    _run_side_by_side("arl/search.multihop-v1", 2, 1, 20, "<answer>nobody</answer>",
                       ray_kwargs={"shared_retriever": True}, check=one_server)
 
 
@@ -193,7 +193,7 @@ def test_web_browser_equals_sync() -> None:
 
 
 def test_multiagent_seat_equals_sync() -> None:
-    _run_side_by_side("arl/multiagent.tictactoe-v0", 2, 2, 20, "[9]")
+    _run_side_by_side("arl/multiagent.tictactoe-v1", 2, 2, 20, "[9]")
 
 
 def _first_legal(info: dict[str, Any], n: int) -> list[str]:
@@ -202,7 +202,7 @@ def _first_legal(info: dict[str, Any], n: int) -> list[str]:
 
 
 def test_killed_actor_is_replaced_and_only_its_envs_are_cut() -> None:
-    n, env_id = 4, "arl/multiagent.tictactoe-v0"
+    n, env_id = 4, "arl/multiagent.tictactoe-v1"
     ref = arl_envs.make_vec(env_id, n)  # what sub-envs 0, 1 (actor 0) must keep doing
     venv = arl_envs.make_vec(env_id, n, mode="ray", envs_per_actor=2, actor_options=ACTOR)
     try:
@@ -259,7 +259,7 @@ def test_without_ray_import_works_and_mode_ray_names_the_extra() -> None:
     code = ("import sys, arl_envs, arl_envs.vector\nprint('IMPORTED_RAY', 'ray' in sys.modules)\n"
             "sys.modules['ray'] = None\n"
             "from arl_envs.vector import RayVectorEnv\n"
-            "try:\n    arl_envs.make_vec('arl/math.arithmetic-v0', 2, mode='ray')\n"
+            "try:\n    arl_envs.make_vec('arl/math.arithmetic-v1', 2, mode='ray')\n"
             "except arl_envs.DependencyNotInstalled as e:\n    print('RAISED', e)\n")
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -269,16 +269,16 @@ def test_without_ray_import_works_and_mode_ray_names_the_extra() -> None:
 
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
-        arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", envs_per_actor=0)
+        arl_envs.make_vec("arl/math.arithmetic-v1", 2, mode="ray", envs_per_actor=0)
     with pytest.raises(ValueError, match="search id"):
-        arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", shared_retriever=True, actor_options=ACTOR)
+        arl_envs.make_vec("arl/math.arithmetic-v1", 2, mode="ray", shared_retriever=True, actor_options=ACTOR)
 
 
 def _crash_mid_episode(venv: Any) -> None:
     """transport="socket": actor 1's process is SIGKILLed mid-episode (a real crash, not ray.kill): its sub-envs
     are cut with env_error, the others go on; a step collected after a zero timeout still returns that step."""
 
-    sync = arl_envs.make_vec("arl/math.arithmetic-v0", venv.num_envs)
+    sync = arl_envs.make_vec("arl/math.arithmetic-v1", venv.num_envs)
     try:
         assert venv.reset(seed=5)[0] == sync.reset(seed=5)[0]
         venv.step_async(["no idea"] * venv.num_envs)
@@ -307,8 +307,8 @@ def _crash_mid_episode(venv: Any) -> None:
 
 def test_socket_transport_equals_sync_and_survives_a_crash() -> None:
     with pytest.raises(ValueError, match="transport"):
-        arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="ray", transport="pigeon")
-    venv = _run_side_by_side("arl/math.arithmetic-v0", 4, 2, 30, "no idea", ray_kwargs={"transport": "socket"},
+        arl_envs.make_vec("arl/math.arithmetic-v1", 2, mode="ray", transport="pigeon")
+    venv = _run_side_by_side("arl/math.arithmetic-v1", 4, 2, 30, "no idea", ray_kwargs={"transport": "socket"},
                              check=_crash_mid_episode)
     assert venv.transport == "socket" and venv.closed
 
@@ -329,7 +329,7 @@ def _sigkill_and_wait(pid: int) -> None:
 
 def test_same_step_autoreset_equals_sync_and_cuts_a_crashed_actor() -> None:
     # Gymnasium's SAME_STEP: a finished sub-env is reset in the step that ended it, final_obs/final_info beside.
-    n, env_id = 4, "arl/math.arithmetic-v0"
+    n, env_id = 4, "arl/math.arithmetic-v1"
     sync = arl_envs.make_vec(env_id, n, autoreset_mode="same_step")
     venv = arl_envs.make_vec(env_id, n, mode="ray", envs_per_actor=2, actor_options=ACTOR, transport="socket",
                              autoreset_mode="same_step")

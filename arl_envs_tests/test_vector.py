@@ -11,12 +11,12 @@ import arl_envs
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_each_sub_env_observation_is_its_own(mode: str) -> None:
     n = 3
-    venv = arl_envs.make_vec("arl/math.arithmetic-v0", n, mode=mode)
+    venv = arl_envs.make_vec("arl/math.arithmetic-v1", n, mode=mode)
     try:
         obs, info = venv.reset(seed=10)
         assert isinstance(obs, tuple) and len(obs) == n
         # Each observation equals what a standalone env with seed 10 + i produces.
-        singles = [gym.make("arl/math.arithmetic-v0") for _ in range(n)]
+        singles = [gym.make("arl/math.arithmetic-v1") for _ in range(n)]
         expected = [s.reset(seed=10 + i)[0] for i, s in enumerate(singles)]
         assert list(obs) == expected
         assert len(set(obs)) == n
@@ -36,4 +36,4 @@ def test_each_sub_env_observation_is_its_own(mode: str) -> None:
 
 def test_bad_mode() -> None:
     with pytest.raises(ValueError):
-        arl_envs.make_vec("arl/math.arithmetic-v0", 2, mode="threads")
+        arl_envs.make_vec("arl/math.arithmetic-v1", 2, mode="threads")

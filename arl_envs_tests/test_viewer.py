@@ -2,46 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
 from typer.testing import CliRunner
 
 import arl_envs  # noqa: F401
-from arl_envs.agents import make_agent, run_episode
 from arl_envs.cli import app
-from arl_envs.viewer import load_episodes, render_html
-from arl_envs.wrappers import RecordEpisodes
-
-#: A hand-written line: an infrastructure failure is rare by design, but the page must mark one.
-ENV_ERROR_LINE = {
-    "env_id": "arl/code.functions-v0", "task_id": "t-env-error", "seed": 7,
-    "observations": ["Write f.", "sandbox unavailable"], "actions": ["```python\ndef f(): pass\n```"],
-    "rewards": [0.0], "reward_components": [{"task": 0.0}],
-    "steps": [{"action_error": None, "env_error": "SandboxUnavailable: bwrap died", "tool_calls": []}],
-    "terminated": False, "truncated": True, "success": False, "return": 0.0,
-}
-
-
-def record_file(path: Path, web: bool = True) -> list[dict]:
-    """Episodes of a tool env (expert), a search env (random: action errors), a web env with screenshots."""
-    runs = [("arl/math.tool-v0", "expert", {}, 2), ("arl/search.qa-v0", "random", {}, 2)]
-    if web:
-        runs.append(("arl/web.click-button-v0", "expert", {"obs_mode": "axtree+screenshot"}, 1))
-    for env_id, agent, kwargs, n in runs:
-        env = RecordEpisodes(gym.make(env_id, **kwargs), path)
-        for seed in range(n):
-            run_episode(env, make_agent(agent, env, seed=seed), seed=seed)
-        env.close()
-    with path.open("a") as fh:
-        fh.write(json.dumps(ENV_ERROR_LINE) + "\n")
-    return load_episodes(path)
+from arl_envs.viewer import SAMPLE_ENV_ERROR_EPISODE, load_episodes, record_sample_episodes, render_html
 
 
 def test_page_is_self_contained_and_escapes(tmp_path: Path) -> None:
-    eps = [dict(ENV_ERROR_LINE, observations=["</script><script>alert(1)</script>", "x"])]
+    eps = [dict(SAMPLE_ENV_ERROR_EPISODE, observations=["</script><script>alert(1)</script>", "x"])]
     page = render_html(eps)
     assert page.count("</script>") == 2  # the data block's and the code block's, none from the data
     assert "http://" not in page and "https://" not in page and "<link" not in page
@@ -53,14 +25,14 @@ def test_page_is_self_contained_and_escapes(tmp_path: Path) -> None:
 def test_cli_play_record_then_view(tmp_path: Path) -> None:
     runner = CliRunner()
     rec = tmp_path / "eps.jsonl"
-    res = runner.invoke(app, ["play", "arl/math.arithmetic-v0", "--episodes", "2", "--record", str(rec)])
+    res = runner.invoke(app, ["play", "arl/math.arithmetic-v1", "--episodes", "2", "--record", str(rec)])
     assert res.exit_code == 0, res.output
     eps = load_episodes(rec)
     assert [e["seed"] for e in eps] == [0, 1] and all(e["success"] for e in eps)
     assert eps[0]["steps"][0]["action_error"] is None
     res = runner.invoke(app, ["view", str(rec), "-o", str(tmp_path / "page.html")])
     assert res.exit_code == 0, res.output
-    assert "arl/math.arithmetic-v0" in (tmp_path / "page.html").read_text()
+    assert "arl/math.arithmetic-v1" in (tmp_path / "page.html").read_text()
 
 
 @pytest.mark.slow
@@ -73,7 +45,7 @@ def test_viewer_in_headless_chromium(tmp_path: Path) -> None:
         pytest.skip(f"no Chromium on this machine: {exc}")
     from playwright.sync_api import sync_playwright
 
-    eps = record_file(tmp_path / "eps.jsonl")
+    eps = record_sample_episodes(tmp_path / "eps.jsonl")
     page_path = tmp_path / "eps.html"
     res = CliRunner().invoke(app, ["view", str(tmp_path / "eps.jsonl"), "-o", str(page_path)])
     assert res.exit_code == 0, res.output
@@ -93,8 +65,8 @@ def test_viewer_in_headless_chromium(tmp_path: Path) -> None:
         rows = page.locator("#episodes tbody tr")
         assert rows.count() == len(eps)
         # filter by env id, then by success
-        page.select_option("#env-filter", "arl/search.qa-v0")
-        assert rows.count() == sum(e["env_id"] == "arl/search.qa-v0" for e in eps)
+        page.select_option("#env-filter", "arl/search.qa-v1")
+        assert rows.count() == sum(e["env_id"] == "arl/search.qa-v1" for e in eps)
         page.select_option("#env-filter", "")
         page.select_option("#success-filter", "false")
         assert rows.count() == sum(not e["success"] for e in eps) and rows.count() < len(eps)

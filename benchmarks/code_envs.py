@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/code_envs.py [--episodes 20] [--humaneval]
 
-For ``arl/code.functions-v0`` (generated tasks) and ``arl/code.repo-v0``, one process, default (bubblewrap)
+For ``arl/code.functions-v0`` (generated tasks) and ``arl/code.repo-v1``, one process, default (bubblewrap)
 sandbox, the script plays
 
 * ``expert``: the reference solution / the reverting patch then ``submit``;
@@ -93,7 +93,7 @@ def _repo_wrong(env: Any, i: int) -> str:
 
 
 def bench_repo(episodes: int) -> dict[str, dict[str, float]]:
-    env = gym.make("arl/code.repo-v0")
+    env = gym.make("arl/code.repo-v1")
     try:
         env.reset(seed=0)
         env.step("<bash>true</bash>")
@@ -131,7 +131,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--humaneval", action="store_true", help="also time the 164 HumanEval references")
     args = parser.parse_args()
-    results = {"arl/code.functions-v0": bench_functions(args.episodes), "arl/code.repo-v0": bench_repo(args.episodes)}
+    results = {"arl/code.functions-v0": bench_functions(args.episodes), "arl/code.repo-v1": bench_repo(args.episodes)}
     cpu = platform.processor() or platform.machine()
     print(f"Command: `python benchmarks/code_envs.py --episodes {args.episodes}"
           f"{' --humaneval' if args.humaneval else ''}`. Date: {time.strftime('%Y-%m-%d')}. "

@@ -10,7 +10,7 @@ for wall time; the minimum over 5 loops of 2,000 steps, resets included) of this
 ``REV`` (exported with ``git archive`` to a temporary dir), each in a fresh subprocess, alternating for
 ``--rounds`` rounds; prints the median of the rounds per env and tree.
 
-``--math-grading``: graded steps/s on ``arl/math.dataset-v0`` (GSM8K) with WRONG answers (the grader's real work:
+``--math-grading``: graded steps/s on ``arl/math.dataset-v1`` (GSM8K) with WRONG answers (the grader's real work:
 a wrong answer is never the identical-string shortcut): today's path (every answer to math-verify,
 ``numeric_fast_path=False``) against the exact numeric fast path, single env and ``make_vec`` batches, and GEM's
 ``MathEnv`` on the same problems and replies (peer; set-up: ``pip install gem-llm pylatexenc``). Rounds are interleaved; the
@@ -33,7 +33,7 @@ from typing import Any
 import arl_envs
 from arl_envs.bench import env_throughput
 
-MATH_ID = "arl/math.dataset-v0"
+MATH_ID = "arl/math.dataset-v1"
 
 
 def _wrong(gold: str, symbolic: bool) -> str:
@@ -208,8 +208,8 @@ def main() -> None:
     parser.add_argument("--cpu-vs", metavar="REV", help="CPU µs/step of this checkout vs git revision REV")
     args = parser.parse_args()
     if args.cpu_vs:
-        cpu_versus(args.cpu_vs, args.env_ids or ["arl/math.countdown-v0", "arl/math.arithmetic-v0",
-                                                 "arl/math.dataset-v0"], args.rounds)
+        cpu_versus(args.cpu_vs, args.env_ids or ["arl/math.countdown-v1", "arl/math.arithmetic-v1",
+                                                 "arl/math.dataset-v1"], args.rounds)
         return
     if args.math_grading:
         math_grading(args.rounds, args.min_s, args.num_envs)

@@ -90,7 +90,9 @@ def learning_seeds(out: Path, seeds: int) -> dict[str, Any]:
     0..seeds-1: held-out success before, after SFT, SFT-only and SFT+GRPO per seed (the test's margins come from
     these)."""
     from arl_baselines.grpo.train import sft_vs_grpo
-    from arl_envs_tests.baselines.test_grpo_train import LEARN, MATH
+    from arl_baselines.grpo.config import ARITHMETIC_LEARNING_RECIPE as LEARN
+
+    MATH = "arl/math.arithmetic-v1"
 
     per = []
     for seed in range(seeds):

@@ -2,7 +2,7 @@
 
 Command (what benchmarks/RESULTS.md, "GRPO defaults", records; one run at a time, one torch thread, nice'd)::
 
-    nice -n 10 python benchmarks/grpo_defaults_sweep.py --env arl/math.arithmetic-v0 \
+    nice -n 10 python benchmarks/grpo_defaults_sweep.py --env arl/math.arithmetic-v1 \
         --grid sft_steps=300,1000 --grid sft_lr=3e-3,1e-3 --steps 10 --eval-tasks 64 \
         --out runs/sweep-arith
 

@@ -17,7 +17,7 @@ What it measures:
    ``torch.compile(mode="reduce-overhead")`` on CUDA) against ``model.generate`` on the same model in the same
    process: ``tiny-L`` (10.7M parameters), batch 256, 256 sampled tokens (CPU: ``tiny``, batch 16, 32 tokens).
 2. Training, per env and seed: SFT on expert trajectories, evaluation on held-out seeds ("SFT-only"), GRPO,
-   evaluation again. Envs: ``arl/math.arithmetic-v0`` (difficulty 1, integer kind; one step) and the same task
+   evaluation again. Envs: ``arl/math.arithmetic-v1`` (difficulty 1, integer kind; one step) and the same task
    with ``max_attempts=3`` (multi-turn: a wrong answer gets "Incorrect" and another try). Runs go in parallel
    worker processes (GPU: all six at once on the one GPU; CPU: one at a time).
 
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-MATH = "arl/math.arithmetic-v0"
+MATH = "arl/math.arithmetic-v1"
 TASK_KW: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
 ENVS: dict[str, tuple[str, dict[str, Any]]] = {
     "one-step": (MATH, dict(TASK_KW)),

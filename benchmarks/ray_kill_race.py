@@ -32,7 +32,7 @@ def main() -> None:
     ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False, configure_logging=False,
              _node_ip_address="127.0.0.1")
     extra: dict[str, Any] = {} if args.transport is None else {"transport": args.transport}
-    venv = arl_envs.make_vec("arl/math.arithmetic-v0", 4, mode="ray", envs_per_actor=2,
+    venv = arl_envs.make_vec("arl/math.arithmetic-v1", 4, mode="ray", envs_per_actor=2,
                              actor_options={"num_cpus": 0.25}, max_restarts=args.tries + 1, **extra)
     venv.reset(seed=0)
     late = 0

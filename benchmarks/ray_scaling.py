@@ -3,7 +3,7 @@
 Usage::
 
     pip install 'arl-envs[ray]'
-    python benchmarks/ray_scaling.py [--env arl/math.arithmetic-v0] [--num-envs 64] [--steps 100] [--actors 1 2 4 8]
+    python benchmarks/ray_scaling.py [--env arl/math.arithmetic-v1] [--num-envs 64] [--steps 100] [--actors 1 2 4 8]
                                      [--rpc-actors 1 8]
 
 Every configuration steps ``--num-envs`` sub-envs of ``--env`` with the same fixed action, a reply without a
@@ -95,7 +95,7 @@ def _noop_hop(ray: Any, payload: list[str], calls: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--env", default="arl/math.arithmetic-v0")
+    parser.add_argument("--env", default="arl/math.arithmetic-v1")
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=100, help="batched steps per timed block")
     parser.add_argument("--repeats", type=int, default=5)

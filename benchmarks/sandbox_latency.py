@@ -295,8 +295,8 @@ def main() -> None:
         ("fresh bwrap sandbox: create + run + close, before", "print(1)", fresh["before"]),
         ("fresh bwrap sandbox: create + run + close, after", "print(1)", fresh["after"]),
         ("bare python3 -c (same run, first-call rounds)", "print(1)", first["bare"]),
-        ("first session call of an episode (math.tool-v0), before", "print(1)", first["before"]),
-        ("first session call of an episode (math.tool-v0), after", "print(1)", first["after"]),
+        ("first session call of an episode (math.tool-v1), before", "print(1)", first["before"]),
+        ("first session call of an episode (math.tool-v1), after", "print(1)", first["after"]),
     ]
     if "gem" in first:
         rows18.append(("GEM PythonCodeTool call (subprocess, no sandbox)", "print(1)", first["gem"]))

@@ -4,11 +4,11 @@ Usage:
     python benchmarks/search_env.py [--steps 3000] [--n-articles 3000]
 
 Rows:
-* ``arl/search.multihop-v0`` (``n_articles`` world, BM25 in process), expert agent and random agent;
+* ``arl/search.multihop-v1`` (``n_articles`` world, BM25 in process), expert agent and random agent;
 * the same with ``retriever="remote"`` against our retrieval server on 127.0.0.1 (one HTTP request per search),
   with the client's keep-alive connection (now) and with a new connection per request (before), in interleaved
   rounds;
-* ``arl/search.qa-v0`` (the shipped 200-article sample), expert agent.
+* ``arl/search.qa-v1`` (the shipped 200-article sample), expert agent.
 
 Every row steps a ``gym.make`` env (default wrappers included) for ``--steps`` steps, resets included in the
 timed loop; agent time (trivial for both agents) is included. Env creation (world load and BM25 index, from the
@@ -44,7 +44,7 @@ def _run(env: gym.Env, agent, steps: int) -> tuple[float, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=3000, help="timed steps per row")
-    parser.add_argument("--n-articles", type=int, default=3000, help="world size of search.multihop-v0")
+    parser.add_argument("--n-articles", type=int, default=3000, help="world size of search.multihop-v1")
     parser.add_argument("--remote-rounds", type=int, default=5, help="interleaved rounds of the two remote clients")
     args = parser.parse_args()
 
@@ -54,11 +54,11 @@ def main() -> None:
 
     rows = []
     t0 = time.perf_counter()
-    env = gym.make("arl/search.multihop-v0", n_articles=args.n_articles)
+    env = gym.make("arl/search.multihop-v1", n_articles=args.n_articles)
     make_s = time.perf_counter() - t0
     for name, agent in (("expert", ExpertAgent(env)), ("random", RandomAgent(env, seed=0))):
         secs, eps, wins = _run(env, agent, args.steps)
-        rows.append(("arl/search.multihop-v0", "bm25 (in process)", name, args.steps / secs, eps, wins, make_s))
+        rows.append(("arl/search.multihop-v1", "bm25 (in process)", name, args.steps / secs, eps, wins, make_s))
         make_s = float("nan")
     env.close()
 
@@ -66,7 +66,7 @@ def main() -> None:
     remote_envs = {}
     for keep_alive in (False, True):
         t0 = time.perf_counter()
-        env = gym.make("arl/search.multihop-v0", n_articles=args.n_articles, retriever="remote",
+        env = gym.make("arl/search.multihop-v1", n_articles=args.n_articles, retriever="remote",
                        retriever_url=server.url)
         env.reset(seed=0)
         env.unwrapped.retriever.keep_alive = keep_alive  # False: a new connection per request, as before
@@ -79,16 +79,16 @@ def main() -> None:
         runs = remote[keep_alive]
         secs = sum(r[0] for r in runs)
         label = "remote, keep-alive (now)" if keep_alive else "remote, new connection per request (before)"
-        rows.append(("arl/search.multihop-v0", label, "expert", (args.steps // args.remote_rounds) * len(runs) / secs,
+        rows.append(("arl/search.multihop-v1", label, "expert", (args.steps // args.remote_rounds) * len(runs) / secs,
                      sum(r[1] for r in runs), sum(r[2] for r in runs), made))
         env.close()
     server.stop()
 
     t0 = time.perf_counter()
-    env = gym.make("arl/search.qa-v0")
+    env = gym.make("arl/search.qa-v1")
     make_s = time.perf_counter() - t0
     secs, eps, wins = _run(env, ExpertAgent(env), args.steps)
-    rows.append(("arl/search.qa-v0", "bm25 (in process)", "expert", args.steps / secs, eps, wins, make_s))
+    rows.append(("arl/search.qa-v1", "bm25 (in process)", "expert", args.steps / secs, eps, wins, make_s))
     env.close()
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} "

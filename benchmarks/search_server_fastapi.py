@@ -4,13 +4,13 @@ Usage:
     pip install fastapi uvicorn   # benchmark-only peer, not a dependency of arl-envs
     python benchmarks/search_server_fastapi.py [--requests 400] [--rounds 5] [--steps 1000]
 
-Both servers answer from one BM25 index (the ``arl/search.multihop-v0`` world of 3,000 articles) with the same
+Both servers answer from one BM25 index (the ``arl/search.multihop-v1`` world of 3,000 articles) with the same
 request handling (:meth:`~arl_envs.envs.search.server.RetrievalServer.retrieve`). The FastAPI app is the one a port
 would use to stay byte-compatible with Search-R1's ``/retrieve``: it returns the very bytes our server sends
 (FastAPI's default ``JSONResponse`` writes compact separators, so its bytes would differ). Checked first: the
 response bodies and status codes of a set of good and bad requests are identical. Then, in interleaved rounds,
 the keep-alive :class:`~arl_envs.envs.search.retrievers.RemoteRetriever` sends the same single-query requests to
-each (latency p50/p90), and the expert steps ``arl/search.multihop-v0`` through each (steps/s).
+each (latency p50/p90), and the expert steps ``arl/search.multihop-v1`` through each (steps/s).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def main() -> None:
         clients = {name: RemoteRetriever(url) for name, url in urls.items()}
         envs = {}
         for name, url in urls.items():
-            env = gym.make("arl/search.multihop-v0", n_articles=N_ARTICLES, retriever="remote", retriever_url=url)
+            env = gym.make("arl/search.multihop-v1", n_articles=N_ARTICLES, retriever="remote", retriever_url=url)
             envs[name] = (env, ExpertAgent(env))
         for _ in range(args.rounds):
             for name, client in clients.items():

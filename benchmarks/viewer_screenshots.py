@@ -1,7 +1,7 @@
 """Screenshots of the episode viewer (`arl-envs view`) for the README: the list, and one web episode expanded.
 
-Records the same episodes as ``arl_envs_tests/test_viewer.py`` (tool-using math expert, random search agent,
-web expert with screenshots, one env_error line), writes the page and shoots it in headless Debian Chromium.
+Records the same episodes as the viewer's tests (:func:`arl_envs.viewer.record_sample_episodes`: tool-using math
+expert, random search agent, web expert with screenshots, one env_error line), writes the page and shoots it in headless Debian Chromium.
 
     PYTHONPATH=$PWD:$PWD/baselines python benchmarks/viewer_screenshots.py   # -> benchmarks/viewer-*.png
 """
@@ -12,8 +12,7 @@ import tempfile
 from pathlib import Path
 
 from arl_envs.envs.web.browser import find_chromium
-from arl_envs.viewer import write_viewer
-from arl_envs_tests.test_viewer import record_file
+from arl_envs.viewer import record_sample_episodes, write_viewer
 
 OUT = Path(__file__).resolve().parent
 
@@ -24,7 +23,7 @@ def main() -> None:
 
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        eps = record_file(Path(tmp) / "episodes.jsonl")
+        eps = record_sample_episodes(Path(tmp) / "episodes.jsonl")
         page_path = write_viewer(Path(tmp) / "episodes.jsonl")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=find_chromium(), headless=True)

@@ -20,16 +20,12 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from arl_envs.core.errors import ArlError
+from arl_envs.core.errors import ParseError
 from arl_envs.core.tools import ToolCall
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 _JSON = json.JSONDecoder()
-
-
-class ParseError(ArlError, ValueError):
-    """A malformed action. Its message is shown to the model as the observation (never raised out of ``step``)."""
 
 
 def parse_untrusted_python(source: str, mode: str = "eval") -> ast.AST:
@@ -223,7 +219,7 @@ def find_blocks(
     The same blocks as ``re.finditer(opener + "(.*?)" + closer, re.DOTALL)`` (a ``closer`` computed from the opener's
     match stands for a back-reference such as ``</\\1>``), but in time linear in ``len(text)``: the regex form
     rescans to the end of the text from every unclosed opener, so a reply of many unclosed tags costs quadratic
-    time (issue 9, item 10: 9-12 s of CPU per step at ``MAX_ACTION_CHARS``). Here a closing string found missing
+    time (9-12 s of CPU per step at ``MAX_ACTION_CHARS``). Here a closing string found missing
     after some position is remembered as missing for every later opener, and each found block moves the search on.
 
     Args:

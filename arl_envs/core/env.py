@@ -56,6 +56,8 @@ class Transition:
         info: Extra env-specific info keys merged into ``info``.
         env_error: An infrastructure failure (sandbox down, grader crash...): the episode is truncated, not
             scored as the agent's failure, and the message goes to ``info["env_error"]``.
+        truncated: The task's own limit cut the episode short (a game's move limit, not ``max_turns``): the step
+            is ``truncated`` and not ``terminated`` (even when ``terminated`` is also set); ``success`` is kept.
     """
 
     observation: str
@@ -64,6 +66,7 @@ class Transition:
     success: bool | None = None
     info: dict[str, Any] = field(default_factory=dict)
     env_error: str | None = None
+    truncated: bool = False
 
 
 class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
@@ -90,10 +93,13 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
 
     Subclasses set ``default_reward_weights``, ``default_max_turns``, ``default_max_invalid_actions`` and
     implement :meth:`tools`, :meth:`instructions`, :meth:`_reset_task`, :meth:`_step_calls`, and optionally
-    :meth:`_parse_native` + :meth:`format_call` (default: the json format), :meth:`_expert_action`,
-    :meth:`warm_up` and :meth:`_close`. Constructor kwargs are checked against the signatures of ``__init__``
-    along the class hierarchy (:meth:`check_kwargs`). ``arl_envs/envs/example/guess.py`` is a complete env in
-    about 50 lines; the contract is in ``arl_envs/CONTRACT.md``.
+    :meth:`_parse_native` + :meth:`format_call` (default: the json format), :meth:`parse_action` (the whole
+    parse, for an env with its own grammar), :meth:`_reset_info` and :meth:`_step_info` (env-specific info keys),
+    :meth:`_expert_action`, :meth:`warm_up` and :meth:`_close`. ``reset`` and ``step`` are the base class's
+    alone: a subclass that overrides them (or a private ``_parse``) fails ``check_conformance``. Constructor
+    kwargs are checked against the signatures of ``__init__`` along the class hierarchy (:meth:`check_kwargs`).
+    ``arl_envs/envs/example/guess.py`` is a complete env in about 50 lines; the contract is in
+    ``arl_envs/CONTRACT.md``.
 
     Args:
         action_format: ``"native"`` (the domain's own convention) or ``"json"`` (``<tool_call>`` blocks).
@@ -219,6 +225,52 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         """Apply validated tool calls (``1 <= len(calls) <= max_calls_per_turn``) and return the transition."""
 
+    def parse_action(self, action: str) -> list[ToolCall]:
+        """The validated tool calls of one action (what ``step`` runs); a :class:`ParseError` makes it malformed.
+
+        The default checks the length (:data:`MAX_ACTION_CHARS`), reads the ``json`` format or
+        :meth:`_parse_native`, enforces ``max_calls_per_turn`` and validates each call against its :class:`Tool`.
+        Override it (calling ``super().parse_action`` where it helps) for an env whose grammar is more than a
+        mapping onto tool calls; it must change no episode state other than what :meth:`_step_calls` consumes.
+
+        Raises:
+            ParseError: With a message for the model.
+        """
+        if len(action) > MAX_ACTION_CHARS:
+            raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
+        if self.action_format == "json":
+            calls = parse_json_tool_calls(action)
+            if not calls:
+                raise ParseError("no <tool_call> found in your reply")
+        else:
+            calls = self._parse_native(action)
+            if not calls:
+                raise ParseError("no action found in your reply")
+        if len(calls) > self.max_calls_per_turn:
+            raise ParseError(
+                f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} allowed. Nothing was run."
+            )
+        tools = self._tool_map()
+        validated = []
+        for call in calls:
+            tool = tools.get(call.name)
+            if tool is None:
+                raise ParseError(f"unknown tool {call.name!r}; available: {', '.join(sorted(tools))}")
+            validated.append(ToolCall(call.name, tool.validate(call.arguments)))
+        return validated
+
+    def _reset_info(self) -> dict[str, Any]:
+        """Env-specific keys added to ``reset``'s info (after :meth:`_reset_task`); none by default."""
+        return {}
+
+    def _step_info(self, done: bool) -> dict[str, Any]:
+        """Env-specific keys added to every step's info, malformed actions included (after ``Transition.info``).
+
+        Args:
+            done: The step ended the episode (terminated or truncated).
+        """
+        return {}
+
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         """Render a tool call in the NATIVE action format (the json format is handled by :meth:`render_call`).
 
@@ -323,6 +375,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             "instructions": instructions,
             "action_format": self.action_format,
         }
+        info.update(self._reset_info())
         return obs, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -346,12 +399,13 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         calls: list[ToolCall] = []
         error: str | None = None
         try:
-            calls = self._parse(action)
+            calls = self.parse_action(action)
         except ParseError as exc:
             error = str(exc)
 
         extra: dict[str, Any] = {}
         env_error = None
+        cut_short = False
         if error is not None:
             self.invalid_actions += 1
             raw = {"format": FORMAT_PENALTY_RAW}
@@ -366,10 +420,13 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             raw, terminated, success, obs = dict(tr.parts), tr.terminated, bool(tr.success), tr.observation
             extra = tr.info
             env_error = tr.env_error
+            cut_short = tr.truncated
         truncated = False
         if env_error is not None:
             terminated, truncated, success = False, True, False
             raw.pop("task", None)
+        elif cut_short:
+            terminated, truncated = False, True
         elif not terminated and self.turn >= self.max_turns:
             truncated = True
             obs = f"{obs}\n[Turn limit of {self.max_turns} reached: the episode is over.]"
@@ -389,6 +446,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         if env_error is not None:
             info["env_error"] = env_error
         info.update(extra)
+        info.update(self._step_info(bool(terminated or truncated)))
         return obs, reward, bool(terminated), truncated, info
 
     def render(self) -> str | None:
@@ -418,30 +476,6 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
                 "The environment failed (not your fault); this episode is not scored.",
                 env_error=f"{type(exc).__name__}: {exc}",
             )
-
-    def _parse(self, action: str) -> list[ToolCall]:
-        if len(action) > MAX_ACTION_CHARS:
-            raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
-        if self.action_format == "json":
-            calls = parse_json_tool_calls(action)
-            if not calls:
-                raise ParseError("no <tool_call> found in your reply")
-        else:
-            calls = self._parse_native(action)
-            if not calls:
-                raise ParseError("no action found in your reply")
-        if len(calls) > self.max_calls_per_turn:
-            raise ParseError(
-                f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} allowed. Nothing was run."
-            )
-        tools = self._tool_map()
-        validated = []
-        for call in calls:
-            tool = tools.get(call.name)
-            if tool is None:
-                raise ParseError(f"unknown tool {call.name!r}; available: {', '.join(sorted(tools))}")
-            validated.append(ToolCall(call.name, tool.validate(call.arguments)))
-        return validated
 
     def _tool_map(self) -> dict[str, Tool]:
         if self._tools_by_name is None:
@@ -492,3 +526,19 @@ def _adapter(hint: Any) -> pydantic.TypeAdapter | None:
         return pydantic.TypeAdapter(hint, config=pydantic.ConfigDict(arbitrary_types_allowed=True))
     except Exception:  # noqa: BLE001 - a hint pydantic cannot express is not checked
         return None
+
+
+#: Methods that :class:`AgentEnv` alone defines: a domain env changes what they do through the hooks
+#: (:meth:`AgentEnv.parse_action`, :meth:`AgentEnv._reset_info`, :meth:`AgentEnv._step_info`, ``Transition``).
+SEALED_METHODS = ("reset", "step", "_parse")
+
+
+def sealed_overrides(cls: type) -> list[str]:
+    """``"Class.method"`` for every :data:`SEALED_METHODS` entry that a class of ``cls``'s MRO other than
+    :class:`AgentEnv` (and its bases) defines; empty for a conforming env class."""
+    found = []
+    for klass in cls.__mro__:
+        if klass is AgentEnv or not issubclass(klass, AgentEnv):
+            continue
+        found += [f"{klass.__qualname__}.{name}" for name in SEALED_METHODS if name in klass.__dict__]
+    return found

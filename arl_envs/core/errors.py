@@ -21,6 +21,13 @@ class InvalidActionType(ArlError, TypeError):
     """``step`` got an action that is not a ``str`` (API misuse, unlike a malformed string)."""
 
 
+class ParseError(ArlError, ValueError):
+    """A malformed action. Its message is shown to the model as the observation (never raised out of ``step``).
+
+    Also importable from :mod:`arl_envs.core.actions`, next to the parsers that raise it.
+    """
+
+
 class InfrastructureError(ArlError):
     """A part the env relies on (sandbox, grader, retriever, browser) failed during ``step``.
 

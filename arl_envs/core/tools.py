@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from arl_envs.core.errors import ParseError
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -66,10 +68,8 @@ class Tool:
         """Validate raw arguments and return them as a plain dict (defaults filled in).
 
         Raises:
-            arl_envs.core.actions.ParseError: With a message the model can read, if validation fails.
+            arl_envs.core.errors.ParseError: With a message the model can read, if validation fails.
         """
-        from arl_envs.core.actions import ParseError
-
         if not isinstance(arguments, dict):
             raise ParseError(f"arguments of tool '{self.name}' must be a JSON object, got {type(arguments).__name__}")
         try:

@@ -250,8 +250,8 @@ def _fill_etc(etc: Path) -> None:
 
 
 class SharedEtc:
-    """The read-only ``/etc`` every sandbox of this process binds (issue 18: it used to be re-created per
-    sandbox, 399 ``alternatives`` symlinks included, ~135 ms of a fresh sandbox's 252 ms).
+    """The read-only ``/etc`` every sandbox of this process binds (built per sandbox, its 399 ``alternatives``
+    symlinks would take ~135 ms of a fresh sandbox's 252 ms).
 
     Built once per process on first use, in a state directory of its own (``<state root>/<token>/etc``, locked
     like a sandbox's so :func:`sweep_stale_state` removes it once this process is gone); as root it is a tmpfs of

@@ -368,7 +368,7 @@ class SpawnerPool:
 
     A spawner is trusted host-side code (it forks runs and drops privileges) and holds no sandbox state, so one
     started a moment earlier is the same as one started on demand; what the pool saves is the interpreter
-    start-up (a ``python -S`` start, ~1x a bare ``python3 -c``) on a fresh sandbox's first run (issue 18). Each
+    start-up (a ``python -S`` start, ~1x a bare ``python3 -c``) on a fresh sandbox's first run. Each
     pooled spawner sits in a cgroup of its own, created with default limits that the sandbox sets to its own
     when it takes it. The pool starts on the first sandbox (nothing at import), keeps :attr:`depth` spawners
     per kind (with or without cgroups) once a kind was asked for, refills from a daemon thread, and kills what

@@ -10,7 +10,7 @@ import socket
 import struct
 import tarfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from arl_envs.sandbox._docker_pool import (
     PID_RESERVE,
@@ -29,8 +29,27 @@ from arl_envs.sandbox.policy import (
     SandboxPolicy,
 )
 
-if TYPE_CHECKING:
-    from arl_envs.sandbox.docker import DockerSandbox
+
+class DockerHost(Protocol):
+    """What the processes here use of their :class:`~arl_envs.sandbox.docker.DockerSandbox`."""
+
+    image: str
+    env: dict[str, str]
+    client: Any
+    _container: Any
+    _volume: str | None
+
+    def _pool_or_client_api(self) -> Any: ...
+
+    def _oom_count(self) -> int | None: ...
+
+    def _cpu_time(self) -> float | None: ...
+
+    def _kill_leftovers(self) -> None: ...
+
+    def _register_session(self, proc: _DockerSessionProcess) -> None: ...
+
+    def _unregister_session(self, proc: _DockerSessionProcess) -> None: ...
 
 #: Exit code of the wrapper when extracting the files failed.
 WRAPPER_FAILED_EXIT = 125
@@ -122,7 +141,7 @@ class _MuxStream:
 class _DockerExecProcess(SessionProcess):
     """A ``docker exec`` process with a hijacked, multiplexed socket."""
 
-    def __init__(self, sandbox: DockerSandbox, argv: list[str], limits: Limits, cpu_s: float, n_tar: int) -> None:
+    def __init__(self, sandbox: DockerHost, argv: list[str], limits: Limits, cpu_s: float, n_tar: int) -> None:
         self.sandbox = sandbox
         container = sandbox._container  # noqa: SLF001
         assert container is not None
@@ -234,7 +253,7 @@ class _DockerRunProcess:
 
     container_lost = False
 
-    def __init__(self, sandbox: DockerSandbox, argv: list[str], limits: Limits, n_tar: int) -> None:
+    def __init__(self, sandbox: DockerHost, argv: list[str], limits: Limits, n_tar: int) -> None:
         from docker.types import Mount  # noqa: PLC0415
 
         self.sandbox = sandbox

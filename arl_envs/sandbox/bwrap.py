@@ -50,7 +50,7 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   and the ``env`` you pass are set (:data:`~arl_envs.sandbox.policy.BASE_ENV`).
 * **Seccomp**: every run and session loads the filter of :mod:`.seccomp` (``bwrap --seccomp FD``, a fresh memfd
   per launch): what Docker's default profile denies fails with EPERM.
-* **Fast starts** (issue 18): the read-only ``/etc`` is built once per process (:class:`._bwrap_fs.SharedEtc`);
+* **Fast starts**: the read-only ``/etc`` is built once per process (:class:`._bwrap_fs.SharedEtc`);
   spawners come from a per-process pool started in the background (:class:`._bwrap_spawner.SpawnerPool`, one
   spawner per sandbox, never reused); :meth:`reset` launches the next episode's session interpreter when the
   episode before had one (:meth:`arl_envs.sandbox.base.Sandbox.reset`).
@@ -343,7 +343,7 @@ class BwrapSandbox(Sandbox):
         covered by an empty tmpfs), deduplicated.
 
         Without this, a sandboxed program could read the gold answers of the task it is solving
-        (``arl/math.tool-v0`` with GSM8K: grep the question in the shipped JSONL, box its answer) whenever the
+        (``arl/math.tool-v1`` with GSM8K: grep the question in the shipped JSONL, box its answer) whenever the
         package is installed under a bound directory.
         """
         masked: list[str] = []

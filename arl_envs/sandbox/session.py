@@ -23,9 +23,9 @@ import json
 import struct
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from arl_envs.sandbox.base import (
+from arl_envs.sandbox.results import (
     SESSION_CPU_BUDGET_S,
     SIGNAL_EXIT_BASE,
     ExecResult,
@@ -35,8 +35,19 @@ from arl_envs.sandbox.base import (
     SessionProcess,
 )
 
-if TYPE_CHECKING:
-    from arl_envs.sandbox.base import Sandbox
+
+class SessionHost(Protocol):
+    """What a :class:`PythonSession` uses of its :class:`~arl_envs.sandbox.base.Sandbox` (every backend is one)."""
+
+    python: str
+    session_owns_pid_namespace: bool
+
+    @property
+    def closed(self) -> bool: ...
+
+    def _start_session_process(self, argv: list[str], limits: Limits, cpu_budget_s: float) -> SessionProcess: ...
+
+    def _forget_session(self, session: PythonSession) -> None: ...
 
 #: Source of the in-sandbox kernel (passed to ``python3 -c``).
 KERNEL_SOURCE = (Path(__file__).parent / "_kernel.py").read_text()
@@ -88,7 +99,7 @@ class PythonSession:
     """
 
     def __init__(
-        self, sandbox: Sandbox, limits: Limits, cpu_budget_s: float = SESSION_CPU_BUDGET_S, *, prestarted: bool = False
+        self, sandbox: SessionHost, limits: Limits, cpu_budget_s: float = SESSION_CPU_BUDGET_S, *, prestarted: bool = False
     ) -> None:
         if isinstance(cpu_budget_s, bool) or not isinstance(cpu_budget_s, int | float) or cpu_budget_s <= 0:
             raise ValueError(f"cpu_budget_s must be a positive number, got {cpu_budget_s!r}")

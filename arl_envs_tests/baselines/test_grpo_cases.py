@@ -28,7 +28,7 @@ from arl_baselines.grpo.policy import load_policy  # noqa: E402
 from arl_baselines.grpo.rollout import Episode, RolloutEngine  # noqa: E402
 from arl_baselines.grpo.train import Trainer, grpo_lr_at  # noqa: E402
 
-MATH = "arl/math.arithmetic-v0"
+MATH = "arl/math.arithmetic-v1"
 MATH_KW: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
 
 

@@ -16,7 +16,7 @@ from arl_baselines.grpo.policy import load_policy  # noqa: E402
 from arl_baselines.grpo.rollout import RolloutEngine, expert_episodes  # noqa: E402
 from arl_baselines.grpo.train import Trainer, sft_vs_grpo  # noqa: E402
 
-MATH = "arl/math.arithmetic-v0"
+MATH = "arl/math.arithmetic-v1"
 KW = {"difficulty": 1, "kinds": ["integer"]}
 SMALL = {"env_kwargs": KW, "num_groups": 2, "group_size": 4, "max_seq_len": 256, "max_new_tokens": 40,
          "eval_tasks": 4, "eval_samples": 2, "progress": False, "sft_episodes": 64, "sft_steps": 4}

@@ -34,7 +34,7 @@ def warm_policy(tmp_path_factory):
     cfg = GRPOConfig(
         env_kwargs=MATH_KW, sft_steps=120, sft_episodes=256, max_seq_len=256, progress=False, num_groups=2, group_size=4
     )
-    tr = Trainer("arl/math.arithmetic-v0", "tiny", cfg, out)
+    tr = Trainer("arl/math.arithmetic-v1", "tiny", cfg, out)
     tr.sft()
     tr.engine.close()
     return tr.policy
@@ -42,7 +42,7 @@ def warm_policy(tmp_path_factory):
 
 def _engine(policy, kwargs=MULTI_KW, **over) -> RolloutEngine:
     args = {"batch_size": 16, "max_new_tokens": 40, "max_seq_len": 256, "use_instructions": False} | over
-    return RolloutEngine(policy, "arl/math.arithmetic-v0", env_kwargs=kwargs, **args)
+    return RolloutEngine(policy, "arl/math.arithmetic-v1", env_kwargs=kwargs, **args)
 
 
 def _segments(mask: list[int], value: int) -> list[tuple[int, int]]:
@@ -144,7 +144,7 @@ def test_eos_is_sampled_and_in_the_loss(warm_policy, multiturn) -> None:
 
 def test_truncated_turns_are_masked_and_counted(warm_policy, tmp_path) -> None:
     cfg = GRPOConfig(env_kwargs=MATH_KW, max_new_tokens=4, num_groups=2, group_size=4, max_seq_len=128, progress=False)
-    tr = Trainer("arl/math.arithmetic-v0", "tiny", cfg, tmp_path)
+    tr = Trainer("arl/math.arithmetic-v1", "tiny", cfg, tmp_path)
     tr.policy.model.load_state_dict(warm_policy.model.state_dict())
     tr.setup_grpo()
     before = [p.detach().clone() for p in tr.policy.model.parameters()]

@@ -23,7 +23,7 @@ pytestmark = [
     ),
 ]
 
-ENV = "arl/math.arithmetic-v0"
+ENV = "arl/math.arithmetic-v1"
 KW = {"difficulty": 1, "kinds": ["integer"]}
 
 

@@ -14,10 +14,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from arl_baselines.grpo.config import GRPOConfig  # noqa: E402
+from arl_baselines.grpo.config import ARITHMETIC_LEARNING_RECIPE, GRPOConfig  # noqa: E402
 from arl_baselines.grpo.train import METRIC_KEYS, demo_run, train  # noqa: E402
 
-MATH = "arl/math.arithmetic-v0"
+MATH = "arl/math.arithmetic-v1"
 SMALL = {
     "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
     "num_groups": 2,
@@ -87,22 +87,8 @@ def test_bad_settings_raise_clear_errors(tmp_path) -> None:
         train(MATH, "tiny", 1, tmp_path, dtype="bfloat16", device="cpu")
 
 
-#: The learning test's recipe: tiny-S (1.1M parameters), SFT on expert trajectories, then GRPO at a small learning
-#: rate. Measured on 2 CPU cores: ~90 s in all (see the README's GRPO section).
-LEARN = {
-    "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
-    "sft_steps": 800,
-    "sft_lr": 2e-3,
-    "sft_schedule": "cosine",
-    "env_defaults": False,
-    "num_groups": 16,
-    "group_size": 8,
-    "lr": 5e-5,
-    "max_seq_len": 128,
-    "eval_tasks": 64,
-    "eval_samples": 4,
-    "progress": False,
-}
+#: The learning test's recipe (also ``benchmarks/grpo_cpu.py``'s): see its definition.
+LEARN = ARITHMETIC_LEARNING_RECIPE
 
 
 @pytest.mark.slow
@@ -182,7 +168,7 @@ def test_countdown_defaults_grpo_phase_lifts_held_out_success(tmp_path) -> None:
     from arl_baselines.grpo.train import COUNTDOWN_SFT_CHECKPOINT
 
     before, after = _grpo_phase_from_checkpoint(
-        "arl/math.countdown-v0", COUNTDOWN_SFT_CHECKPOINT, tmp_path, 40, {"eval_tasks": 128, "eval_samples": 2})
+        "arl/math.countdown-v1", COUNTDOWN_SFT_CHECKPOINT, tmp_path, 40, {"eval_tasks": 128, "eval_samples": 2})
     assert before > 0.02, before  # the SFT phase learned to copy the numbers (0.000 with the generator's expert)
     assert after >= before + 0.03, (before, after)
 
@@ -267,12 +253,12 @@ def test_checkpoint_cli_needs_out_for_an_env_without_a_shipped_checkpoint(capsys
     from arl_baselines.grpo.demo_checkpoint import main
 
     with pytest.raises(SystemExit):  # (an env with a shipped file would rebuild it in place)
-        main(["--env", "arl/search.multihop-v0"])
+        main(["--env", "arl/search.multihop-v1"])
     assert "--out is needed" in capsys.readouterr().err
     from arl_baselines.grpo.train import build_sft_checkpoint
 
     with pytest.raises(ValueError, match="sft_steps >= 1"):
-        build_sft_checkpoint("arl/math.arithmetic-v0", "unused.pt", "unused", sft_steps=0)
+        build_sft_checkpoint("arl/math.arithmetic-v1", "unused.pt", "unused", sft_steps=0)
 
 
 def test_recommended_settings_fit_each_env(tmp_path) -> None:
@@ -313,7 +299,7 @@ def test_recommended_settings_fit_each_env(tmp_path) -> None:
             assert len(ids) + cfg.max_new_tokens + len(obs_ids) < cfg.max_seq_len, env_id
             multi_turn.add(env_id)
         eng.close()
-    assert multi_turn >= {"arl/math.arithmetic-v0", "arl/math.countdown-v0", "arl/search.multihop-v0"}
+    assert multi_turn >= {"arl/math.arithmetic-v1", "arl/math.countdown-v1", "arl/search.multihop-v1"}
     assert recommended_settings("arl/unknown-v0", tiny=False) == {}
 
 
@@ -323,7 +309,7 @@ def test_recommended_env_kwargs_merge_with_the_users() -> None:
     from arl_baselines.grpo.config import recommended_settings
     from arl_baselines.grpo.train import _config
 
-    cd = "arl/math.countdown-v0"
+    cd = "arl/math.countdown-v1"
     assert _config(cd, "tiny", {}).env_kwargs == {"expert": "ordered"}
     assert _config(cd, "tiny", {"env_kwargs": {"max_number": 20}}).env_kwargs == {"expert": "ordered", "max_number": 20}
     assert _config(cd, "tiny", {"env_kwargs": {"expert": "generator"}}).env_kwargs == {"expert": "generator"}
@@ -380,7 +366,7 @@ def test_train_warm_starts_from_the_shipped_checkpoint_of_the_tiny_defaults(tmp_
     from arl_baselines.grpo.train import COUNTDOWN_SFT_CHECKPOINT
 
     small = {"eval_tasks": 2, "eval_samples": 1, "progress": False, "log_samples": 0}
-    s = train("arl/math.countdown-v0", "tiny", 0, tmp_path, **small)
+    s = train("arl/math.countdown-v1", "tiny", 0, tmp_path, **small)
     assert s["sft_source"] == "shipped" and s["sft_checkpoint_skipped"] is None
     assert s["sft_checkpoint"]["path"] == str(COUNTDOWN_SFT_CHECKPOINT) and s["sft_checkpoint"]["weights_only"]
     assert s["sft_examples"] == 0 and (tmp_path / "sft.jsonl").read_text() == ""  # no SFT step ran here
@@ -424,7 +410,7 @@ def test_warm_start_loads_the_shipped_weights_or_says_why_not(tmp_path) -> None:
         (MATH, "tiny-S", {}, "auto", False, "does not match"),
         (MATH, "tiny", {}, "none", False, None),
         (MATH, "tiny", {}, "None", False, None),
-        ("arl/search.multihop-v0", "tiny", {}, "auto", False, "no shipped SFT checkpoint"),
+        ("arl/search.multihop-v1", "tiny", {}, "auto", False, "no shipped SFT checkpoint"),
     ]
     for i, (env_id, model, settings, spec, loads, reason) in enumerate(cases):
         tr = _trainer(env_id, model, tmp_path / str(i), {**small, **settings})
@@ -505,7 +491,7 @@ def test_train_checks_an_sft_checkpoint_path_before_touching_the_run_directory(t
     with pytest.raises(FileNotFoundError, match="auto, none or the path"):
         train(MATH, "tiny", 1, out, sft_checkpoint=tmp_path, progress=False, overwrite=True)  # a directory
     with pytest.raises(ValueError, match="does not match"):
-        train(MATH, "tiny", 1, out, sft_checkpoint=SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v0"], progress=False,
+        train(MATH, "tiny", 1, out, sft_checkpoint=SHIPPED_SFT_CHECKPOINTS["arl/math.countdown-v1"], progress=False,
               overwrite=True)
     with pytest.raises(FileExistsError, match="earlier run"):  # and without overwrite, an earlier run is kept
         train(MATH, "tiny", 1, out, progress=False)

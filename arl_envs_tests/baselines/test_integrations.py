@@ -23,8 +23,8 @@ from arl_baselines.integrations.trl_grpo import (  # noqa: E402
 
 
 def test_reward_funcs_are_the_env_reward_parts() -> None:
-    scorer = EnvScorer("arl/math.arithmetic-v0")
-    env = gym.make("arl/math.arithmetic-v0")
+    scorer = EnvScorer("arl/math.arithmetic-v1")
+    env = gym.make("arl/math.arithmetic-v1")
     env.reset(seed=3)
     good = env.unwrapped.expert_action()
     funcs = env_reward_funcs(scorer, ["format", "task"])
@@ -76,7 +76,7 @@ def test_trl_grpo_multi_turn_rollout_masks_observations(tmp_path, monkeypatch) -
         biased.bias.zero_()
         biased.bias[tok.eos_token_id] = 12.0  # p(stop) ~ 1: every turn ends on its own
     model.lm_head = biased
-    log = train_multi_turn("arl/math.tool-v0", steps=1, group=2, seeds=1, max_new_tokens=4, max_seq_len=4096,
+    log = train_multi_turn("arl/math.tool-v1", steps=1, group=2, seeds=1, max_new_tokens=4, max_seq_len=4096,
                            output_dir=str(tmp_path), model=model, tokenizer=tok)
     out = RecordingRollout.outputs[0]
     assert len(out["completion_ids"]) == 2  # TRL's sampler repeated the prompt num_generations times
@@ -92,7 +92,7 @@ def test_trl_grpo_multi_turn_rollout_masks_observations(tmp_path, monkeypatch) -
 def test_reinforce_updates_the_policy() -> None:
     model, tok = tiny_model_and_tokenizer()
     before = [p.detach().clone() for p in model.parameters()]
-    hist = reinforce.train("arl/math.tool-v0", num_envs=2, iterations=2, steps=3, max_new_tokens=4, model=model,
+    hist = reinforce.train("arl/math.tool-v1", num_envs=2, iterations=2, steps=3, max_new_tokens=4, model=model,
                            tokenizer=tok)
     assert any(h["episodes_steps"] > 0 for h in hist) and all(math.isfinite(h["loss"]) for h in hist)
     assert "reward/format" in hist[0] and hist[0]["env_errors"] == 0
@@ -102,7 +102,7 @@ def test_reinforce_updates_the_policy() -> None:
 
 def test_async_rollouts_concurrent_and_batched() -> None:
     seeds = list(range(6))
-    res = asyncio.run(async_rollout.rollouts("arl/math.tool-v0", seeds, async_rollout.expert_act, concurrency=6))
+    res = asyncio.run(async_rollout.rollouts("arl/math.tool-v1", seeds, async_rollout.expert_act, concurrency=6))
     assert [r.seed for r in res] == seeds and all(r.success and r.env_error is None for r in res)
     for r in res:
         assert r.trainable == [m["role"] == "assistant" for m in r.messages] and sum(r.trainable) == len(r.rewards)
@@ -110,7 +110,7 @@ def test_async_rollouts_concurrent_and_batched() -> None:
 
     async def batched() -> tuple[list, list[int]]:
         policy = async_rollout.BatchedPolicy(lambda batch: ["\\boxed{0}"] * len(batch), max_wait_s=0.05)
-        out = await async_rollout.rollouts("arl/math.arithmetic-v0", seeds, policy.act, concurrency=6)
+        out = await async_rollout.rollouts("arl/math.arithmetic-v1", seeds, policy.act, concurrency=6)
         await policy.aclose()
         return out, policy.batch_sizes
 

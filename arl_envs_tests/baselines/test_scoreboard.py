@@ -14,7 +14,7 @@ from arl_baselines import scoreboard as sb  # noqa: E402
 from arl_envs.cli import app  # noqa: E402
 
 #: One id per domain: what the CI run of `arl-envs scoreboard --quick` covers (the full board covers every id).
-QUICK_IDS = ["arl/math.arithmetic-v0", "arl/search.qa-v0", "arl/code.functions-v0", "arl/multiagent.tictactoe-v0",
+QUICK_IDS = ["arl/math.arithmetic-v1", "arl/search.qa-v1", "arl/code.functions-v0", "arl/multiagent.tictactoe-v1",
              "arl/embodied.frozenlake-v0", "arl/web.click-button-v0"]
 
 

@@ -1,4 +1,4 @@
-"""The single-agent contract of AgentEnv, exercised through a real env (arl/math.arithmetic-v0)."""
+"""The single-agent contract of AgentEnv, exercised through a real env (arl/math.arithmetic-v1)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import arl_envs
 from arl_envs.core.env import MAX_OBSERVATION_CHARS, TRUNCATION_MARKER, AgentEnv
 from arl_envs.core.errors import InvalidActionType, ResetNeeded, TaskLoadError
 
-ENV_ID = "arl/math.arithmetic-v0"
+ENV_ID = "arl/math.arithmetic-v1"
 
 
 def make(**kw):
@@ -17,8 +17,8 @@ def make(**kw):
 
 
 def test_both_make_forms_work() -> None:
-    e1 = gym.make("arl_envs:arl/math.arithmetic-v0")
-    e2 = gym.make("arl/math.arithmetic-v0")
+    e1 = gym.make("arl_envs:arl/math.arithmetic-v1")
+    e2 = gym.make("arl/math.arithmetic-v1")
     assert isinstance(e1.unwrapped, AgentEnv) and isinstance(e2.unwrapped, AgentEnv)
     assert e1.reset(seed=1)[0] == e2.reset(seed=1)[0]
 

@@ -32,7 +32,7 @@ def test_kwargs_checked_for_every_id(env_id: str) -> None:
 
 def test_gym_make_path_raises_before_construction() -> None:
     with pytest.raises(InvalidKwargs, match="'difficulty'"):
-        gym.make("arl/math.arithmetic-v0", difficulty="hard")
+        gym.make("arl/math.arithmetic-v1", difficulty="hard")
     with pytest.raises(TypeError):  # InvalidKwargs is also a TypeError, what Python raises for a bad kwarg
-        gym.make("arl/math.countdown-v0", lr=0.1)
-    assert gym.make("arl/math.arithmetic-v0", difficulty="3").unwrapped.difficulty == 3  # lax: "3" is an int
+        gym.make("arl/math.countdown-v1", lr=0.1)
+    assert gym.make("arl/math.arithmetic-v1", difficulty="3").unwrapped.difficulty == 3  # lax: "3" is an int

@@ -515,7 +515,7 @@ def _session_cpu_s(variant: str, session) -> float:
 
 
 def test_session_leaves_nothing_running(sandbox_factory, variant, request) -> None:
-    """math.tool-v0's session: a cell's background busy loops (after raising its soft CPU limit to the hard one)
+    """math.tool-v1's session: a cell's background busy loops (after raising its soft CPU limit to the hard one)
     burn no CPU once the call returned, and the hard limit is the session's budget."""
     with sandbox_factory(BATTERY_LIMITS) as sb, sb.open_session(cpu_budget_s=30) as session:
         result = session.run(BURNER_CELL)

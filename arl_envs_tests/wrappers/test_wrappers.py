@@ -9,7 +9,7 @@ from arl_envs.wrappers import ChatMessages, RecordEpisodes
 
 
 def test_chat_messages_roles_and_tools() -> None:
-    env = ChatMessages(gym.make("arl/math.arithmetic-v0", max_attempts=2, action_format="json"), tools="template")
+    env = ChatMessages(gym.make("arl/math.arithmetic-v1", max_attempts=2, action_format="json"), tools="template")
     obs, info = env.reset(seed=0)
     assert [m["role"] for m in info["messages"]] == ["system", "user"]
     assert info["messages"][1]["content"] == info["task"] and obs == f"{info['instructions']}\n\n{info['task']}"
@@ -24,7 +24,7 @@ def test_chat_messages_roles_and_tools() -> None:
 
 
 def test_chat_messages_without_system_role() -> None:
-    env = ChatMessages(gym.make("arl/math.arithmetic-v0"), system_prompt=False)
+    env = ChatMessages(gym.make("arl/math.arithmetic-v1"), system_prompt=False)
     obs, info = env.reset(seed=0)
     assert [m["role"] for m in info["messages"]] == ["user"]
     assert info["messages"][0]["content"] == obs and obs.startswith(info["instructions"])
@@ -34,7 +34,7 @@ def test_chat_template_accepts_messages() -> None:
     transformers = __import__("pytest").importorskip("transformers", reason="transformers is in the [train] extra")
     from transformers import PreTrainedTokenizerFast  # noqa: F401
 
-    env = ChatMessages(gym.make("arl/math.arithmetic-v0"))
+    env = ChatMessages(gym.make("arl/math.arithmetic-v1"))
     _, info = env.reset(seed=0)
     *_, info = env.step(env.unwrapped.expert_action())
     # A minimal Jinja chat template rendered by transformers' own machinery (no download).
@@ -48,7 +48,7 @@ def test_chat_template_accepts_messages() -> None:
 
 def test_record_episodes(tmp_path) -> None:
     path = tmp_path / "eps" / "episodes.jsonl"
-    env = RecordEpisodes(gym.make("arl/math.countdown-v0"), path)
+    env = RecordEpisodes(gym.make("arl/math.countdown-v1"), path)
     for seed in range(3):
         env.reset(seed=seed)
         env.step("wrong \\boxed{1+1}" if seed == 1 else env.unwrapped.expert_action())
@@ -57,6 +57,6 @@ def test_record_episodes(tmp_path) -> None:
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert len(lines) == 4
     assert [line["success"] for line in lines[:3]] == [True, False, True]
-    assert lines[0]["env_id"] == "arl/math.countdown-v0" and lines[0]["return"] == 1.0
+    assert lines[0]["env_id"] == "arl/math.countdown-v1" and lines[0]["return"] == 1.0
     assert len(lines[0]["observations"]) == 2 and len(lines[0]["actions"]) == 1
     assert lines[3]["actions"] == [] and not lines[3]["terminated"]

@@ -1,7 +1,7 @@
 """A strict unified-diff applier (standard library only) for sandboxes without GNU ``patch``.
 
 Runs INSIDE the sandbox as ``python3 -I -S -c <this source>`` in the repository root with the diff on stdin
-(``arl/code.repo-v0`` uses GNU ``patch`` when the sandbox has it, this otherwise, e.g. in the minimal Docker
+(``arl/code.repo-v1`` uses GNU ``patch`` when the sandbox has it, this otherwise, e.g. in the minimal Docker
 image). Semantics follow ``patch -p1`` (``a/``/``b/`` prefixes stripped; paths without them are taken as is)
 with no fuzz: each hunk's context and removed lines must match exactly, at the stated line or at the nearest
 offset. ``--- /dev/null`` creates a file, ``+++ /dev/null`` deletes one. All or nothing: if any hunk fails,

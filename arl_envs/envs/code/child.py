@@ -15,7 +15,7 @@ It imports nothing but built-in modules at start (fast: ~15 ms), so it never par
   ``{"id":N,"bad_value":"<hex>"}``. Values use the runner's tagged form (``{"i":"12"}``...) with strings as
   ``{"s":"<utf-8 hex>"}``, so no escaping is needed here; text fields are hex too.
 * ``mode="program"``: no calls; the submission runs as ``__main__`` with the real stdin/stdout.
-* ``modules`` (reference runs of ``code.repo-v0``): ``{relative path: source}`` of a package served from memory by
+* ``modules`` (reference runs of ``code.repo-v1``): ``{relative path: source}`` of a package served from memory by
   :class:`SourceImporter`, so the correct repository never exists in any file system the submission can read.
 """
 

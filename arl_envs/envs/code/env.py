@@ -185,17 +185,15 @@ class FunctionsEnv(AgentEnv):
         self._holder.new_episode()
         return self.task.task_id, self._first_observation(self.task)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        obs, info = super().reset(seed=seed, options=options)
+    def _reset_info(self) -> dict[str, Any]:
         assert self.task is not None
-        info.update(
-            dataset=self.dataset,
-            mode=self.task.mode,
-            difficulty=self.task.difficulty,
-            n_visible=len(self.task.visible),
-            n_hidden=len(self.task.hidden),
-        )
-        return obs, info
+        return {
+            "dataset": self.dataset,
+            "mode": self.task.mode,
+            "difficulty": self.task.difficulty,
+            "n_visible": len(self.task.visible),
+            "n_hidden": len(self.task.hidden),
+        }
 
     def _parse_native(self, text: str) -> list[ToolCall]:
         blocks = fenced_code_blocks(text)

@@ -1,4 +1,4 @@
-"""Generating ``arl/code.repo-v0`` tasks: a repository from a template, an injected bug, visible and hidden tests.
+"""Generating ``arl/code.repo-v1`` tasks: a repository from a template, an injected bug, visible and hidden tests.
 
 ``repo_task(template, bug, seed)`` (id ``repo/<template>/<bug>/<seed>``):
 

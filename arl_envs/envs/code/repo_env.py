@@ -1,4 +1,4 @@
-"""``arl/code.repo-v0``: fix an injected bug in a small generated Python repository."""
+"""``arl/code.repo-v1``: fix an injected bug in a small generated Python repository."""
 
 from __future__ import annotations
 
@@ -150,8 +150,8 @@ class RepoEnv(AgentEnv):
         templates (subset of the template names), sandbox ("bwrap" | "docker"), sandbox_kwargs,
         action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release; issue 9 fixes kept the id (the progress baseline is the buggy repo's own
-        visible fraction, every seed resets, the reference calibration never touches a file system).
+        v1: current: the progress baseline is the buggy repo's own visible fraction and the reference
+        calibration never touches a file system (v0, retired, scored differently: CHANGELOG.md).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}

@@ -1,4 +1,4 @@
-"""Repository templates of ``arl/code.repo-v0``: small Python packages with parameters and bug sites.
+"""Repository templates of ``arl/code.repo-v1``: small Python packages with parameters and bug sites.
 
 A template is a package (a few modules, relative imports only) whose sources contain ``@@name@@``
 placeholders filled from the seed (thresholds, rates, words), a list of public functions with argument

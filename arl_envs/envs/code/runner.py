@@ -28,7 +28,7 @@ Guarantees (each is a test in ``arl_envs_tests/envs/code/test_hack_battery.py``)
 * **Tests loaded after, and out of reach of, the solution.** Test code (HumanEval ``check`` bodies, MBPP
   asserts) runs in the parent with ``candidate`` bound to a proxy that calls the child; the solution never sees
   the test module, expected values, or the hidden test list.
-* **Reference out of reach.** A reference run's package (the correct repository of ``code.repo-v0``'s CPU
+* **Reference out of reach.** A reference run's package (the correct repository of ``code.repo-v1``'s CPU
   calibration, run just before the submission) is sent to its child, which imports it from memory: it is never
   written to any file system, so no later process of the run (the submission) can read or copy it.
 * **Config files ignored.** All interpreters run with ``-I -S -B``: no current directory on ``sys.path``, no

@@ -94,14 +94,14 @@ class CommandEnv(AgentEnv):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return format_act(str(arguments.get("command", "")))
 
-    def _parse(self, action: str) -> list[ToolCall]:
+    def parse_action(self, action: str) -> list[ToolCall]:
         if self.action_format == "native":
             # the base class's path, minus re-validating a str we built ourselves through pydantic
             if len(action) > MAX_ACTION_CHARS:
                 raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
             command = parse_command(action)
         else:
-            calls = super()._parse(action)
+            calls = super().parse_action(action)
             command = normalise_command(str(calls[0].arguments.get("command", "")))
         canonical, parsed = self._interpret(command)
         self._pending = parsed
@@ -116,7 +116,7 @@ class CommandEnv(AgentEnv):
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         parsed, self._pending = self._pending, None
-        if parsed is None:  # only if a caller bypassed _parse; re-read the canonical command
+        if parsed is None:  # only if a caller bypassed parse_action; re-read the canonical command
             _, parsed = self._interpret(normalise_command(str(calls[0].arguments["command"])))
         tr = self._execute(parsed)
         if self.show_admissible and not tr.terminated:
@@ -131,17 +131,13 @@ class CommandEnv(AgentEnv):
             hint = f"{hint}\n{self._admissible_line()}"
         return hint
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """:meth:`AgentEnv.step`, plus ``info["admissible_actions"]`` (empty once the episode is over)."""
-        obs, reward, terminated, truncated, info = super().step(action)
-        info["admissible_actions"] = [] if (terminated or truncated) else self.admissible_actions()
-        return obs, reward, terminated, truncated, info
+    def _step_info(self, done: bool) -> dict[str, Any]:
+        """``info["admissible_actions"]`` on every step (empty once the episode is over)."""
+        return {"admissible_actions": [] if done else self.admissible_actions()}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """:meth:`AgentEnv.reset`, plus ``info["admissible_actions"]``."""
-        obs, info = super().reset(seed=seed, options=options)
-        info["admissible_actions"] = self.admissible_actions()
-        return obs, info
+    def _reset_info(self) -> dict[str, Any]:
+        """``info["admissible_actions"]`` at reset."""
+        return {"admissible_actions": self.admissible_actions()}
 
     def _expert_action(self) -> str:
         """The expert's next command in this env's action format.

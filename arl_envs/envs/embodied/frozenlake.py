@@ -203,11 +203,9 @@ class FrozenLakeEnv(CommandEnv):
         left = max(self.max_turns - self.turn, 0)
         return _GYM_NAMES[int(self._policy[left, self._state])]
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """:meth:`CommandEnv.reset`, plus ``info["optimal_success_prob"]`` for the whole turn budget."""
-        obs, info = super().reset(seed=seed, options=options)
-        info["optimal_success_prob"] = self.optimal_success_prob()
-        return obs, info
+    def _reset_info(self) -> dict[str, Any]:
+        """:meth:`CommandEnv._reset_info`, plus ``optimal_success_prob`` for the whole turn budget."""
+        return {**super()._reset_info(), "optimal_success_prob": self.optimal_success_prob()}
 
     # ----------------------------------------------------------------- planning
     def _plan_values(self) -> None:

@@ -347,13 +347,13 @@ class ScienceWorldEnv(CommandEnv):
             return self._gold[self._gold_pos]
         return "look around"
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """:meth:`CommandEnv.reset`, plus ``info["score"]``/``info["variation"]`` (and ``valid_actions``)."""
-        obs, info = super().reset(seed=seed, options=options)
+    def _reset_info(self) -> dict[str, Any]:
+        """:meth:`CommandEnv._reset_info`, plus ``score``/``variation`` (and ``valid_actions``)."""
+        info = super()._reset_info()
         info["score"], info["variation"] = self.score, self.variation
         if self.valid_actions:
             info["valid_actions"] = list(self._sw.get_valid_action_object_combinations())
-        return obs, info
+        return info
 
     def _close(self) -> None:
         sw, self._sw = self._sw, None

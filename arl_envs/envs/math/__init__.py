@@ -1,4 +1,4 @@
-"""Math environments: ``arl/math.arithmetic-v0``, ``arl/math.countdown-v0``, ``arl/math.dataset-v0``."""
+"""Math environments: ``arl/math.arithmetic-v1``, ``arl/math.countdown-v1``, ``arl/math.dataset-v1``."""
 
 from arl_envs.envs.math.env import ArithmeticEnv, CountdownEnv, DatasetEnv, MathEnv
 

@@ -163,7 +163,7 @@ class MathEnv(AgentEnv):
         if self.task is None or not self._episode_active or type(self)._grade is not MathEnv._grade:
             return None
         try:
-            calls = self._parse(action)
+            calls = self.parse_action(action)
         except ParseError:
             return None
         finally:
@@ -317,12 +317,8 @@ class ArithmeticEnv(MathEnv):
         difficulty (int, 1-5, default 2), kinds (tuple of kinds, default all), max_attempts (default 1),
         grader_timeout_s, last_box_wins (default False), numeric_fast_path (default True), action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
-        restores the old rule); plain numbers graded by the exact fast path (same verdicts). 2026-12-01 (later): an
-        answer must be one number in lowest terms; repeating the question's expression used to score 1 on every
-        integer and fraction task. 2026-12-01 (later still): besides its one numeral, an answer may hold only words,
-        spaces, ``.,:;'$%=``, a leading sign and text/spacing commands; the question's expression with the other
-        numbers written digit-free (``\\lfloor e \\rfloor`` for 2) passed the one-numeral check and scored 1.
+        v1: current (v0, retired, scored hedged replies by their last box and accepted answers that are not one
+        number in lowest terms: CHANGELOG.md).
     """
 
     task_description = "Solve the arithmetic problem."
@@ -374,12 +370,9 @@ class CountdownEnv(MathEnv):
         ``"ordered"`` the numbers in their given order when a subsequence of them reaches the target (71%
         of default tasks; :func:`~arl_envs.envs.math.tasks.ordered_countdown_solution`), else the generator's. The
         ordered form is regular enough for a small model to imitate (the GRPO baseline's tiny-model SFT
-        demonstrations, issue 16); it costs about 3 ms per task for 4 numbers.
+        demonstrations); it costs about 3 ms per task for 4 numbers.
     Version history:
-        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
-        restores the old rule); plain numbers graded by the exact fast path (same verdicts). 2026-12-03: the
-        ``expert`` argument (``"ordered"``: an expert answering with the numbers in their given order); tasks,
-        rewards and the default expert unchanged.
+        v1: current (v0, retired, scored a reply boxing different values by its last box: CHANGELOG.md).
     """
 
     task_description = "Solve the Countdown puzzle."
@@ -440,8 +433,7 @@ class DatasetEnv(MathEnv):
         numeric_fast_path, action_format,
         reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
-        restores the old rule); plain numbers graded by the exact fast path (same verdicts).
+        v1: current (v0, retired, scored a reply boxing different values by its last box: CHANGELOG.md).
 
     Raises:
         TaskLoadError: At construction, when ``path`` is missing or malformed.

@@ -1,4 +1,4 @@
-"""``arl/math.tool-v0``: tool-integrated reasoning: a sandboxed Python session, then a ``\\boxed{}`` answer."""
+"""``arl/math.tool-v1``: tool-integrated reasoning: a sandboxed Python session, then a ``\\boxed{}`` answer."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class ToolMathEnv(MathEnv):
     """Math with a Python tool (tool-integrated reasoning, as in ToRA / PAL-style agents).
 
     Description:
-        The tasks of ``arl/math.arithmetic-v0``, ``countdown-v0`` or ``dataset-v0`` (``source`` kwarg). The agent
+        The tasks of ``arl/math.arithmetic-v1``, ``countdown-v1`` or ``dataset-v1`` (``source`` kwarg). The agent
         may run Python in a persistent session inside the sandbox (never in the env's process) up to
         ``max_tool_calls`` times, reads stdout/stderr, and ends with a ``\\boxed{}`` answer.
     Observation:
@@ -77,10 +77,8 @@ class ToolMathEnv(MathEnv):
         (default 10), sandbox ("bwrap" | "docker"), sandbox_kwargs, max_attempts, grader_timeout_s, last_box_wins,
         action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release. 2026-12-01: a reply boxing different values is a hedge (task 0; ``last_box_wins=True``
-        restores the old rule); same grading as the task envs. 2026-12-01 (later): the installed ``arl_envs``
-        package is hidden inside the bwrap sandbox; when a bind showed it (a regular install under ``/usr/local``,
-        the bound prefix of ``python``, a ``site_packages`` entry), the tool could read the shipped GSM8K answers.
+        v1: current (v0, retired, scored a reply boxing different values by its last box, and its python tool
+        could read the shipped answers where a sandbox bind showed the package: CHANGELOG.md).
 
     Raises:
         SandboxUnavailable: At the first ``reset`` when the sandbox backend is missing (names the install step).

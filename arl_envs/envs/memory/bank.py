@@ -1,4 +1,4 @@
-"""``arl/memory.bank-v0``: manage a bounded memory bank over a multi-session dialogue, then answer from it alone."""
+"""``arl/memory.bank-v1``: manage a bounded memory bank over a multi-session dialogue, then answer from it alone."""
 
 from __future__ import annotations
 
@@ -276,7 +276,8 @@ class MemoryBankEnv(AgentEnv):
         max_entry_chars (default 160), metric ("em" | "f1"), action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Version history:
-        v0: initial release.
+        v1: current: lost true facts counted per event, no progress for entries that dump every value of an
+        attribute (v0, retired: CHANGELOG.md).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.2, "format": 0.1}

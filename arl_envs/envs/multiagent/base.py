@@ -1,4 +1,4 @@
-"""Shared machinery of the text PettingZoo games (issue 17).
+"""Shared machinery of the text PettingZoo games.
 
 Every game is a PettingZoo **AEC** env (:class:`TextGameEnv`, a ``pettingzoo.AECEnv``) whose observations and
 actions are ``str`` (:class:`~arl_envs.core.spaces.UnicodeText` spaces, one cached object per agent). The base class
@@ -14,9 +14,11 @@ shares:
 * **Invalid moves**: a reply with no parsable move, an unknown move or an illegal one is an invalid move, never a
   silent pass: the mover stays to move, ``infos[agent]["reason"]`` says what was wrong (on every invalid move,
   the first one after reset included), and its next observation starts with that reason. The
-  ``max_invalid_moves + 1``-th invalid move of an agent in one game forfeits it (:meth:`TextGameEnv._forfeit`;
+  ``max_invalid_actions + 1``-th invalid move of an agent in one game forfeits it (:meth:`TextGameEnv._forfeit`;
   zero-sum default: the forfeiter -1, the others share +1). So an agent repeating an invalid move forever ends the
-  game in at most ``max_invalid_moves + 1`` of its steps.
+  game in at most ``max_invalid_actions + 1`` of its steps.
+* **What a step did**: :meth:`TextGameEnv.play` is ``step`` returning a :class:`PlayReport` (the move played or
+  why it was invalid, and whether it forfeited the game), for callers such as the single-agent view.
 * **Info** of every agent, refreshed each step: ``legal_moves`` (native names; empty when it is not the agent's
   turn), ``reason`` (None, or why the agent's last move was invalid), ``invalid_moves`` (count this game),
   ``to_move`` (bool), ``move_number`` (valid moves played so far), ``instructions`` (the rules and move format);
@@ -70,6 +72,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import warnings
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
@@ -92,7 +95,7 @@ MAX_OBSERVATION_CHARS = 16_384
 #: Longest action accepted, in characters; longer replies are invalid moves (not exceptions).
 MAX_ACTION_CHARS = 131_072
 #: Invalid moves an agent may make in one game before the next one forfeits it.
-DEFAULT_MAX_INVALID_MOVES = 3
+DEFAULT_MAX_INVALID_ACTIONS = 3
 #: Reward of the agent that forfeits (zero-sum games); the others share ``-FORFEIT_REWARD``.
 FORFEIT_REWARD = -1.0
 #: Name of the tool of the ``json`` action format.
@@ -188,16 +191,59 @@ class MoveResult:
     event: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PlayReport:
+    """What one :meth:`TextGameEnv.play` did for the agent that moved.
+
+    Attributes:
+        agent: The agent whose reply it was.
+        move: The canonical move played, or None when the reply was an invalid move.
+        reason: Why the reply was invalid (None for a valid move).
+        invalid_moves: The agent's invalid moves in this game so far.
+        forfeit: This invalid move forfeited the game.
+    """
+
+    agent: str
+    move: str | None
+    reason: str | None = None
+    invalid_moves: int = 0
+    forfeit: bool = False
+
+    @property
+    def valid(self) -> bool:
+        """A move was played."""
+        return self.move is not None
+
+
+def resolve_invalid_budget(max_invalid_actions: int | None, max_invalid_moves: int | None, default: int) -> int:
+    """The invalid-action budget from ``max_invalid_actions`` or its deprecated alias ``max_invalid_moves``.
+
+    Raises:
+        ValueError: Both are given with different values, or the budget is negative.
+    """
+    if max_invalid_moves is not None:
+        warnings.warn("max_invalid_moves is deprecated; use max_invalid_actions", DeprecationWarning, stacklevel=3)
+        if max_invalid_actions is not None and int(max_invalid_actions) != int(max_invalid_moves):
+            raise ValueError(f"max_invalid_actions={max_invalid_actions} and its deprecated alias "
+                             f"max_invalid_moves={max_invalid_moves} disagree; pass max_invalid_actions only")
+        max_invalid_actions = max_invalid_moves
+    budget = default if max_invalid_actions is None else int(max_invalid_actions)
+    if budget < 0:
+        raise ValueError(f"max_invalid_actions must be >= 0, got {budget}")
+    return budget
+
+
 class TextGameEnv(AECEnv):
     """Base class of the text PettingZoo games (see the module docstring for how a game plugs in).
 
     Args:
-        max_invalid_moves: Invalid moves tolerated per agent and game; the next one forfeits (default 3).
+        max_invalid_actions: Invalid moves tolerated per agent and game; the next one forfeits (default 3).
+        max_invalid_moves: Deprecated alias of ``max_invalid_actions`` (a ``DeprecationWarning``).
         action_format: ``"native"`` (``[3]``, ``column 3``, ... and tool calls) or ``"json"`` (tool calls only).
         render_mode: None, ``"ansi"`` (``render()`` returns the state text) or ``"human"`` (prints it).
 
     Raises:
-        ValueError: Unknown ``action_format``/``render_mode`` or negative ``max_invalid_moves``.
+        ValueError: Unknown ``action_format``/``render_mode`` or negative ``max_invalid_actions``.
         ResetNeeded: ``step``/``observe`` before ``reset``.
         InvalidActionType: A live agent's action is not a ``str``.
     """
@@ -223,7 +269,8 @@ class TextGameEnv(AECEnv):
     def __init__(
         self,
         *,
-        max_invalid_moves: int = DEFAULT_MAX_INVALID_MOVES,
+        max_invalid_actions: int | None = None,
+        max_invalid_moves: int | None = None,
         action_format: str = "native",
         render_mode: str | None = None,
     ) -> None:
@@ -232,9 +279,8 @@ class TextGameEnv(AECEnv):
             raise ValueError(f"action_format must be one of {ACTION_FORMATS}, got {action_format!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if int(max_invalid_moves) < 0:
-            raise ValueError(f"max_invalid_moves must be >= 0, got {max_invalid_moves}")
-        self.max_invalid_moves = int(max_invalid_moves)
+        self.max_invalid_actions = resolve_invalid_budget(max_invalid_actions, max_invalid_moves,
+                                                          DEFAULT_MAX_INVALID_ACTIONS)
         self.action_format = action_format
         self.render_mode = render_mode
         self.possible_agents = list(self.possible_agents_default)
@@ -353,6 +399,12 @@ class TextGameEnv(AECEnv):
         return f"[{move}]"
 
     @property
+    def max_invalid_moves(self) -> int:
+        """Deprecated alias of ``max_invalid_actions`` (a ``DeprecationWarning``)."""
+        warnings.warn("max_invalid_moves is deprecated; use max_invalid_actions", DeprecationWarning, stacklevel=2)
+        return self.max_invalid_actions
+
+    @property
     def np_random(self) -> np.random.Generator:
         """The game's generator (seeded by ``reset(seed=...)``); all chance must come from it."""
         if self._np_random is None:
@@ -435,12 +487,22 @@ class TextGameEnv(AECEnv):
 
     def step(self, action: str | None) -> None:
         """Apply the selected agent's reply (raw model text); None only for a terminated/truncated agent."""
+        self.play(action)
+
+    def play(self, action: str | None) -> PlayReport | None:
+        """:meth:`step`, saying what it did: the :class:`PlayReport` of the agent that moved (None for the dead
+        step of a terminated/truncated agent).
+
+        Raises:
+            ResetNeeded: No game was started, or the game is over.
+            InvalidActionType: A live agent's action is not a ``str``.
+        """
         if not self._started:
             raise ResetNeeded("call reset() before step()")
         agent = self.agent_selection
         if self.terminations.get(agent) or self.truncations.get(agent):
             self._was_dead_step(action)
-            return
+            return None
         if not self.agents:
             raise ResetNeeded("the game is over; call reset()")
         if not isinstance(action, str):
@@ -449,14 +511,14 @@ class TextGameEnv(AECEnv):
         try:
             move = self._parse_move(agent, action)
         except ParseError as exc:
-            self._invalid(agent, str(exc))
-            return
+            return self._invalid(agent, str(exc))
         self.last_reason[agent] = None
         self._events[agent] = []
         self.last_moves[agent] = move
         result = self._apply_move(agent, move)
         self.move_number += 1
         self._finish_step(agent, result)
+        return PlayReport(agent, move, invalid_moves=self.invalid_moves[agent])
 
     def render(self) -> str | None:
         """``ansi``: the state as text; ``human``: prints it; None without a render mode."""
@@ -557,17 +619,19 @@ class TextGameEnv(AECEnv):
         return "Your move. Legal moves: " + ", ".join(legal)
 
     # ------------------------------------------------------------------ bookkeeping
-    def _invalid(self, agent: str, reason: str) -> None:
+    def _invalid(self, agent: str, reason: str) -> PlayReport:
         self.invalid_moves[agent] += 1
         self.last_reason[agent] = reason
-        if self.invalid_moves[agent] > self.max_invalid_moves:
+        count = self.invalid_moves[agent]
+        if count > self.max_invalid_actions:
             self.forfeited = agent
-            self.last_reason[agent] = f"{reason}. That was invalid move {self.invalid_moves[agent]}: you forfeit."
+            self.last_reason[agent] = f"{reason}. That was invalid move {count}: you forfeit."
             self._finish_step(agent, self._forfeit(agent))
-            return
+            return PlayReport(agent, None, self.last_reason[agent], count, forfeit=True)
         for a in self.agents:
             self.rewards[a] = 0.0
         self._refresh_infos()
+        return PlayReport(agent, None, reason, count)
 
     def _finish_step(self, agent: str, result: MoveResult) -> None:
         agents = self.agents
@@ -635,7 +699,7 @@ class TextGameEnv(AECEnv):
                 "A reply without a legal move is an invalid move.")
 
     def _limits_paragraph(self) -> str:
-        n = self.max_invalid_moves
+        n = self.max_invalid_actions
         return (f"After an invalid move you are asked again; invalid move number {n + 1} in one game "
                 "forfeits it (a loss).")
 

@@ -145,7 +145,7 @@ class ConnectFourEnv(TextGameEnv):
         Others: see :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "connect_four_v0"}

@@ -119,7 +119,7 @@ class GridPathEnv(TextGameEnv):
 
     Rewards:
         ``+1`` to an agent when it reaches its goal (paid as it leaves: PettingZoo gives no rewards to agents that
-        left); ``-0.25`` to an agent whose move was blocked by another agent. A forfeit (``max_invalid_moves + 1``
+        left); ``-0.25`` to an agent whose move was blocked by another agent. A forfeit (``max_invalid_actions + 1``
         invalid moves of one agent) ends the game for the team: the forfeiter gets -1.
 
     Episode end:
@@ -134,13 +134,13 @@ class GridPathEnv(TextGameEnv):
         max_cycles: Cycles before truncation (default ``4 * size``).
         layout: Optional fixed map: rows of ``#``/``.``, digits for starts and letters for goals (``a`` = goal of
             ``agent_0``); overrides ``num_agents``, ``size`` and ``num_walls``.
-        max_invalid_moves, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
+        max_invalid_actions, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Raises:
         ValueError: Bad sizes, or a layout that is not square, lacks a start/goal, or has an unreachable goal.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     # Not parallelizable in PettingZoo's sense (``aec_to_parallel`` needs every agent to act exactly once per

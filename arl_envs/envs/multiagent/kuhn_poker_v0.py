@@ -115,7 +115,7 @@ class KuhnPokerEnv(TextGameEnv):
         See :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "kuhn_poker_v0"}

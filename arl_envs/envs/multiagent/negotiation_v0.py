@@ -107,7 +107,7 @@ class NegotiationEnv(TextGameEnv):
 
     Rewards:
         On acceptance each agent gets its value of its share (0-10); no deal within ``max_turns`` messages gives
-        both 0. A forfeit (``max_invalid_moves + 1`` invalid moves of one agent) ends the game without a deal:
+        both 0. A forfeit (``max_invalid_actions + 1`` invalid moves of one agent) ends the game without a deal:
         the forfeiter gets -1, the other 0. Not zero-sum.
 
     Episode end:
@@ -117,10 +117,10 @@ class NegotiationEnv(TextGameEnv):
 
     Arguments:
         max_turns: Messages of both agents together before the game ends without a deal (default 20).
-        max_invalid_moves, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
+        max_invalid_actions, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "negotiation_v0",

@@ -22,7 +22,6 @@ from pettingzoo import ParallelEnv
 
 from arl_envs.core.errors import DependencyNotInstalled, InvalidActionType, ResetNeeded
 from arl_envs.envs.multiagent.base import (
-    DEFAULT_MAX_INVALID_MOVES,
     FORFEIT_REWARD,
     MAX_ACTION_CHARS,
     MoveResult,
@@ -239,12 +238,13 @@ class OpenSpielEnv(TextGameEnv):
 
     Episode end:
         Terminated for every agent at an OpenSpiel terminal state or a forfeit (an agent's
-        ``max_invalid_moves + 1``-th invalid move). Truncated for every agent after ``max_moves`` moves, if set.
+        ``max_invalid_actions + 1``-th invalid move). Truncated for every agent after ``max_moves`` moves, if set.
 
     Arguments:
         game: OpenSpiel game name, optionally with parameters (``"hex(board_size=5)"``).
         game_params: Game parameters as a dict, instead of the string form.
-        max_invalid_moves: Invalid moves tolerated per agent per game.
+        max_invalid_actions: Invalid moves tolerated per agent per game.
+        max_invalid_moves: Deprecated alias of ``max_invalid_actions``.
         max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
         expert_simulations: (IS-)MCTS simulations per move of :meth:`expert_move` (default 200).
         action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
@@ -271,7 +271,8 @@ class OpenSpielEnv(TextGameEnv):
         game: str = "tic_tac_toe",
         game_params: dict[str, Any] | None = None,
         *,
-        max_invalid_moves: int = DEFAULT_MAX_INVALID_MOVES,
+        max_invalid_actions: int | None = None,
+        max_invalid_moves: int | None = None,
         max_moves: int | None = None,
         expert_simulations: int = EXPERT_SIMULATIONS,
         action_format: str = "native",
@@ -306,7 +307,8 @@ class OpenSpielEnv(TextGameEnv):
         self.title = f"OpenSpiel {self.game_name}"
         # Class-level possible_agents_default is read by the base __init__; set the instance's before calling it.
         self.possible_agents_default = tuple(f"player_{i}" for i in range(self.num_players))
-        super().__init__(max_invalid_moves=max_invalid_moves, action_format=action_format, render_mode=render_mode)
+        super().__init__(max_invalid_actions=max_invalid_actions, max_invalid_moves=max_invalid_moves,
+                         action_format=action_format, render_mode=render_mode)
         self.metadata = {**type(self).metadata, "name": f"openspiel_v0({self.game_name})"}
         self._act_spaces = {a: MoveText(MAX_ACTION_CHARS) for a in self.possible_agents}
         self.agent_index = {a: i for i, a in enumerate(self.possible_agents)}

@@ -95,7 +95,7 @@ class ReferentialEnv(TextGameEnv):
     ``legal_moves`` of the speaker is empty (free text), of the listener the numbers.
 
     Rewards:
-        Both agents get ``+1`` when the listener picks the target, else 0 (shared). A forfeit (``max_invalid_moves
+        Both agents get ``+1`` when the listener picks the target, else 0 (shared). A forfeit (``max_invalid_actions
         + 1`` invalid moves of one agent) ends the game with -1 for both (the team failed).
 
     Episode end:
@@ -104,10 +104,10 @@ class ReferentialEnv(TextGameEnv):
     Arguments:
         num_objects: Objects shown (2-8, default 4).
         max_words: Words per message (default 3; 1 makes some targets impossible to single out).
-        max_invalid_moves, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
+        max_invalid_actions, action_format, render_mode: As :class:`~arl_envs.envs.multiagent.base.TextGameEnv`.
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "referential_v0",

@@ -116,15 +116,15 @@ class TicTacToeEnv(TextGameEnv):
         At the end only: +1 / -1 to the winner / loser, 0 each for a draw; a forfeit is a loss (-1/+1).
 
     Episode end:
-        A line, a full board, or a forfeit (``max_invalid_moves + 1`` invalid moves of one agent). At most 9
+        A line, a full board, or a forfeit (``max_invalid_actions + 1`` invalid moves of one agent). At most 9
         moves, so never truncated.
 
     Arguments:
-        See :class:`~arl_envs.envs.multiagent.base.TextGameEnv` (``max_invalid_moves``, ``action_format``,
+        See :class:`~arl_envs.envs.multiagent.base.TextGameEnv` (``max_invalid_actions``, ``action_format``,
         ``render_mode``).
 
     Version history:
-        v0: first version (issue 17).
+        v0: first version.
     """
 
     metadata: ClassVar[dict] = {**TextGameEnv.metadata, "name": "tictactoe_v0"}

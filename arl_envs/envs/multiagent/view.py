@@ -20,6 +20,7 @@ from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import ArlError
 from arl_envs.core.rewards import FORMAT_PENALTY_RAW
 from arl_envs.core.tools import Tool, ToolCall
+from arl_envs.envs.multiagent.base import resolve_invalid_budget
 
 SEATS = ("first", "second", "random")
 OPPONENTS = ("random", "expert")
@@ -30,7 +31,7 @@ TURN_SLACK = 2
 
 class OpponentError(ArlError):
     """A seat played by the view's ``opponent`` failed: its callable raised or returned something other than a
-    ``str``, or the seat forfeited (``max_invalid_moves + 1`` invalid moves in one game).
+    ``str``, or the seat forfeited (``max_invalid_actions + 1`` invalid moves in one game).
 
     Not the learning agent's doing, so never scored for or against it: in ``step`` it becomes
     ``info["env_error"]`` with ``truncated=True`` and no ``task`` reward; in ``reset`` (an opponent that moves
@@ -74,7 +75,7 @@ class GameSeatEnv(AgentEnv):
         A move in the game's native form (``[4]``, ``column 3``, ``[call]``) or a ``move`` tool call with
         ``action_format="json"``. An unparsable, unknown or illegal move is an invalid move: an error
         observation, ``info["action_error"]`` and ``info["reason"]``, the ``format`` part, and a retry; the
-        ``max_invalid_moves + 1``-th in one game forfeits it and ends the episode.
+        ``max_invalid_actions + 1``-th in one game forfeits it and ends the episode.
 
     Tools:
         ``move(move: str)``.
@@ -105,7 +106,8 @@ class GameSeatEnv(AgentEnv):
         games: Games per episode (a match), default 1.
         alternate_seats: Switch seats between the games of a match (default True).
         game_kwargs: Keyword arguments of the game (e.g. ``{"expert_depth": 5}``).
-        max_invalid_moves: Invalid moves tolerated per game (passed to the game).
+        max_invalid_actions: Invalid moves tolerated per game (passed to the game).
+        max_invalid_moves: Deprecated alias of ``max_invalid_actions`` (a ``DeprecationWarning``).
         action_format, reward_weights, max_turns, render_mode: As :class:`~arl_envs.core.env.AgentEnv`.
 
     Raises:
@@ -115,7 +117,8 @@ class GameSeatEnv(AgentEnv):
         OpponentError: From ``reset``, when the opponent fails before the agent's first move.
 
     Version history:
-        v0: first version (issue 17).
+        v1: current: an opponent's failure is void (``env_error``, truncated), never a win or loss for the agent
+        (v0, retired: CHANGELOG.md).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
@@ -129,6 +132,7 @@ class GameSeatEnv(AgentEnv):
         games: int = 1,
         alternate_seats: bool = True,
         game_kwargs: dict[str, Any] | None = None,
+        max_invalid_actions: int | None = None,
         max_invalid_moves: int | None = None,
         action_format: str = "native",
         reward_weights: dict[str, float] | None = None,
@@ -137,8 +141,8 @@ class GameSeatEnv(AgentEnv):
     ) -> None:
         module = load_game(game)
         gkw = dict(game_kwargs or {})
-        if max_invalid_moves is not None:
-            gkw["max_invalid_moves"] = max_invalid_moves
+        if max_invalid_actions is not None or max_invalid_moves is not None:
+            gkw["max_invalid_actions"] = resolve_invalid_budget(max_invalid_actions, max_invalid_moves, 0)
         self.game = module.raw_env(action_format=action_format, **gkw)
         self.game_name = game
         if isinstance(opponent, str):
@@ -165,12 +169,12 @@ class GameSeatEnv(AgentEnv):
             raise ValueError(f"games must be >= 1, got {games}")
         self.games = int(games)
         self.alternate_seats = bool(alternate_seats)
-        per_game = int(getattr(self.game, "max_moves_hint", 100)) + self.game.max_invalid_moves + TURN_SLACK
+        per_game = int(getattr(self.game, "max_moves_hint", 100)) + self.game.max_invalid_actions + TURN_SLACK
         super().__init__(
             action_format=action_format,
             reward_weights=reward_weights,
             max_turns=max_turns if max_turns is not None else self.games * per_game,
-            max_invalid_actions=self.game.max_invalid_moves,
+            max_invalid_actions=self.game.max_invalid_actions,
             render_mode=render_mode,
         )
         self.seat_index = 0
@@ -178,7 +182,6 @@ class GameSeatEnv(AgentEnv):
         self.match_return = 0.0
         self._opp_rng = np.random.default_rng(0)
         self._expert_seed = 0
-        self._game_truncated = False
 
     # ------------------------------------------------------------------ AgentEnv hooks
     def tools(self) -> list[Tool]:
@@ -223,12 +226,10 @@ class GameSeatEnv(AgentEnv):
         tid = f"{self.game_name}:{self.seat}:{self.opponent_kind}"
         return tid, self._game_header() + self.game.observe(self.seat)
 
-    def _parse(self, action: str) -> list[ToolCall]:
-        # The game parses moves itself (one parser for the AEC env and this view): pass the raw text through.
+    def parse_action(self, action: str) -> list[ToolCall]:
+        """The raw text as one ``move`` call: the game parses moves itself (one parser for the AEC env and this
+        view) and reports an invalid one in :meth:`_step_calls`."""
         return [ToolCall("move", {"text": action})]
-
-    def _parse_native(self, text: str) -> list[ToolCall]:  # pragma: no cover - _parse is overridden
-        return [ToolCall("move", {"text": text})]
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return f"[{arguments.get('move', '')}]"
@@ -242,18 +243,16 @@ class GameSeatEnv(AgentEnv):
         text = calls[0].arguments["text"]
         game, seat = self.game, self.seat
         before = game.returns[seat]
-        moves_before = game.move_number
-        game.step(text)
-        reason = game.infos[seat]["reason"] if seat in game.infos else game.last_reason.get(seat)
+        report = game.play(text)
+        assert report is not None and report.agent == seat, "the view steps only while its seat is to move"
         parts: dict[str, float] = {}
         info: dict[str, Any] = {"reason": None, "seat": seat, "opponent": self.opponent_kind}
-        valid = game.move_number > moves_before
-        if not valid:
+        if not report.valid:
             parts["format"] = FORMAT_PENALTY_RAW
-            info["reason"] = info["action_error"] = reason or "invalid move"
+            info["reason"] = info["action_error"] = report.reason or "invalid move"
             info["tool_calls"] = []
         else:
-            info["tool_calls"] = [{"name": "move", "arguments": {"move": self._last_move_of(seat)}}]
+            info["tool_calls"] = [{"name": "move", "arguments": {"move": report.move}}]
             try:
                 self._run_opponents()
             except OpponentError as exc:
@@ -262,7 +261,7 @@ class GameSeatEnv(AgentEnv):
         game_over = seat not in game.agents or all(game.terminations[a] or game.truncations[a] for a in game.agents)
         # The game's own limit (gridpath's cycles) ended it: the agent's episode is truncated, not terminated.
         game_truncated = game_over and bool(game.agents) and all(game.truncations[a] for a in game.agents)
-        forfeit = game.forfeited == seat
+        forfeit = report.forfeit
         delta = game.returns.get(seat, 0.0) - before
         obs_parts.append(game.observe(seat))
         terminated = False
@@ -294,23 +293,17 @@ class GameSeatEnv(AgentEnv):
         if terminated:
             info["outcome"] = "loss" if forfeit else game.outcome(seat, self.match_return)
             success = (not forfeit) and game.success(seat, self.match_return)
-        self._game_truncated = terminated and game_truncated
-        return Transition("\n".join(obs_parts), parts=parts, terminated=terminated, success=success, info=info)
+        # A match whose last game hit the game's own limit is truncated, not terminated.
+        return Transition("\n".join(obs_parts), parts=parts, terminated=terminated, success=success, info=info,
+                          truncated=terminated and game_truncated)
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """As :meth:`AgentEnv.step`; a match whose last game hit the game's own limit is ``truncated``."""
-        self._game_truncated = False
-        obs, reward, terminated, truncated, info = super().step(action)
-        if terminated and self._game_truncated:
-            terminated, truncated = False, True
-        return obs, reward, terminated, truncated, info
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        obs, info = super().reset(seed=seed, options=options)
-        info["legal_moves"] = list(self.game.infos[self.seat]["legal_moves"])
-        info["seat"] = self.seat
-        info["opponent"] = self.opponent_kind
-        return obs, info
+    def _reset_info(self) -> dict[str, Any]:
+        """``legal_moves``, ``seat`` and ``opponent`` at reset."""
+        return {
+            "legal_moves": list(self.game.infos[self.seat]["legal_moves"]),
+            "seat": self.seat,
+            "opponent": self.opponent_kind,
+        }
 
     # ------------------------------------------------------------------ internals
     def _game_header(self) -> str:
@@ -321,9 +314,6 @@ class GameSeatEnv(AgentEnv):
             return f"Result: you forfeit this game ({r:+g})."
         word = {"win": "you win", "loss": "you lose", "draw": "a draw"}[self.game.outcome(self.seat, r)]
         return f"Result: {word} ({r:+g})."
-
-    def _last_move_of(self, agent: str) -> str:
-        return str(self.game.last_moves.get(agent, ""))
 
     def _run_opponents(self) -> None:
         """Let the opponent seats move until it is the agent's turn or the game is over (bounded: each
@@ -342,9 +332,9 @@ class GameSeatEnv(AgentEnv):
                 continue
             if current == seat:
                 return
-            game.step(self._opponent_reply(current))
-            if game.forfeited == current:
-                raise OpponentError(f"The opponent ({current}) forfeited after {game.invalid_moves[current]} "
+            report = game.play(self._opponent_reply(current))
+            if report is not None and report.forfeit:
+                raise OpponentError(f"The opponent ({current}) forfeited after {report.invalid_moves} "
                                     "invalid moves.")
 
     def _opponent_failed(self, exc: OpponentError, info: dict[str, Any]) -> Transition:

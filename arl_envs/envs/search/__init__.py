@@ -1,4 +1,4 @@
-"""Search environments (``arl/search.multihop-v0``, ``arl/search.qa-v0``): retrieval and answering, Search-R1 style.
+"""Search environments (``arl/search.multihop-v1``, ``arl/search.qa-v1``): retrieval and answering, Search-R1 style.
 
 Modules: :mod:`~arl_envs.envs.search.world` (fictional encyclopedia + multi-hop questions),
 :mod:`~arl_envs.envs.search.corpus` (wiki-18 / QA JSONL I/O, cache location),

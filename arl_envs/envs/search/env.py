@@ -445,7 +445,8 @@ class SearchMultihopEnv(SearchEnv):
         snippet_words (50), answer_metric ("em" | "f1"), action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Version history:
-        v0: initial release. 2026-12-01: documents, queries, titles and answers compared in Unicode NFC.
+        v1: current: documents, queries, titles and answers compared in Unicode NFC (v0, retired, compared
+        them as written: CHANGELOG.md).
     """
 
     corpus_description = "search over a fictional encyclopedia (people, places, organisations, works)"
@@ -506,7 +507,8 @@ class SearchQAEnv(SearchEnv):
         (50), answer_metric ("em" | "f1"), action_format, reward_weights, max_turns (6), max_invalid_actions (2),
         render_mode.
     Version history:
-        v0: initial release. 2026-12-01: documents, queries, titles and answers compared in Unicode NFC.
+        v1: current: documents, queries, titles and answers compared in Unicode NFC (v0, retired, compared
+        them as written: CHANGELOG.md).
     """
 
     corpus_description = "search over a document collection"

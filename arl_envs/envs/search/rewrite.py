@@ -67,7 +67,7 @@ class QueryRewriteEnv(AgentEnv):
     a tiered recall reward plus a format reward; we give recall itself, so the reward is the metric).
 
     Description:
-        A multi-hop question of ``arl/search.multihop-v0``'s fictional encyclopedia (same world, split and hops
+        A multi-hop question of ``arl/search.multihop-v1``'s fictional encyclopedia (same world, split and hops
         kwargs); the gold documents are its 2-4 supporting articles. The raw question as a query is a baseline:
         its recall is in ``info["question_recall"]``.
     Observation:

@@ -1,4 +1,4 @@
-"""The tiny sample corpus and QA file shipped for ``arl/search.qa-v0``, and the code that makes them.
+"""The tiny sample corpus and QA file shipped for ``arl/search.qa-v1``, and the code that makes them.
 
 The sample is a small generated world (:func:`arl_envs.envs.search.world.generate_world`) written in the formats
 real Search-R1 setups use: the corpus as wiki-18 JSONL (``{"id": "0", "contents": "\\"Title\\"\\ntext"}``, numeric

@@ -244,7 +244,7 @@ def build_server_retriever(
     world_seed: int = 0,
 ) -> Retriever:
     """The retriever ``serve-retriever`` serves: a wiki-18 JSONL corpus, or else the generated world of
-    ``arl/search.multihop-v0`` (``n_articles`` default 3000, ``world_seed``).
+    ``arl/search.multihop-v1`` (``n_articles`` default 3000, ``world_seed``).
 
     Raises:
         TaskLoadError: A missing or malformed corpus file.
@@ -280,7 +280,7 @@ def serve_retriever(
     Args:
         host: Interface to bind.
         port: TCP port (0: any free port).
-        corpus_path: wiki-18 JSONL corpus; None serves the generated world of ``arl/search.multihop-v0``.
+        corpus_path: wiki-18 JSONL corpus; None serves the generated world of ``arl/search.multihop-v1``.
         retriever: ``"bm25"`` or ``"dense"``.
         n_articles: Size of the generated world (when no ``corpus_path``).
         world_seed: Seed of the generated world.

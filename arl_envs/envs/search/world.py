@@ -42,7 +42,7 @@ from arl_envs.envs.search.corpus import Document, QAItem, cache_root, qa_from_ro
 #: Bump when generation changes in any way: it is part of every cache key.
 WORLD_VERSION = 2
 
-#: Default number of articles of the ``arl/search.multihop-v0`` world.
+#: Default number of articles of the ``arl/search.multihop-v1`` world.
 DEFAULT_N_ARTICLES = 3000
 #: Default number of generated questions.
 DEFAULT_N_QUESTIONS = 3000

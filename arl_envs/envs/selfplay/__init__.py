@@ -1,1 +1,1 @@
-"""Self-play envs (issue 13): ``arl/selfplay.propose-solve-v0`` (Absolute Zero setting)."""
+"""Self-play envs: ``arl/selfplay.propose-solve-v1`` (Absolute Zero setting)."""

@@ -1,4 +1,4 @@
-"""``arl/selfplay.propose-solve-v0``: propose a code-reasoning task, then solve it (the Absolute Zero setting)."""
+"""``arl/selfplay.propose-solve-v1``: propose a code-reasoning task, then solve it (the Absolute Zero setting)."""
 
 from __future__ import annotations
 
@@ -193,8 +193,8 @@ class ProposeSolveEnv(AgentEnv):
         (default 4), solver ("self" | callable), timeout_s (per run, default 5), sandbox ("bwrap" | "docker"),
         sandbox_kwargs, action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     Version history:
-        v0: initial release; before 0.1.0 was published, the re-run after the last attempt and the refusal of
-        private attributes were added (a program could pass the double run and change later).
+        v1: current: ``f`` is re-run after the last attempt (a changed output cancels the propose reward),
+        private attributes are refused, and runs use ``PYTHONHASHSEED=0`` (v0, retired: CHANGELOG.md).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "propose": 1.0, "format": 1.0}

@@ -1,4 +1,4 @@
-"""Web environments (issue 11): real Chromium pages, accessibility-tree observations, BrowserGym-style actions.
+"""Web environments: real Chromium pages, accessibility-tree observations, BrowserGym-style actions.
 
 Light at import: the browser backend (``playwright``) is imported only when an env starts.
 ``arl_envs.envs.web.task`` is the task interface; ``arl_envs.envs.web.tasks`` holds our own tasks.

@@ -1,4 +1,4 @@
-"""``WebEnv``: a web task in a real headless Chromium (issue 11; ids ``arl/web.<task>-v0``)."""
+"""``WebEnv``: a web task in a real headless Chromium (ids ``arl/web.<task>-v0``)."""
 
 from __future__ import annotations
 
@@ -190,8 +190,7 @@ class WebEnv(AgentEnv):
         fixed_time: ISO time ``Date.now()`` returns in pages (None: the real clock, not reproducible).
 
     Version history:
-        v0: first version (issue 11); in-place episode restart and seed-derived two-letter id prefixes added
-        later in v0 (observations of a given seed changed only in their ids).
+        v0: first version (CHANGELOG.md lists its changes).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
@@ -334,18 +333,17 @@ class WebEnv(AgentEnv):
                 raise BrowserUnavailable(f"the browser could not open the task page: {_first_line(exc)}") from first
         return f"{self.task.name}:{seed}", self._observation(first=True)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode (see :meth:`AgentEnv.reset`); with a screenshot obs mode, info has ``screenshot``.
+    def _reset_info(self) -> dict[str, Any]:
+        """``url`` at reset, and ``screenshot`` with a screenshot obs mode.
 
-        Raises:
-            BrowserUnavailable: Chromium is missing or cannot open the page even on a fresh browser.
-            TaskLoadError: Malformed ``options["task_id"]``.
+        (``reset`` raises ``BrowserUnavailable`` when Chromium is missing or cannot open the page even on a fresh
+        browser, ``TaskLoadError`` for a malformed ``options["task_id"]``: both from :meth:`_reset_task`.)
         """
-        obs, info = super().reset(seed=seed, options=options)
+        info: dict[str, Any] = {}
         if self.obs_mode == "axtree+screenshot":
             info["screenshot"] = self._screenshot
         info["url"] = self._snap.url if self._snap else ""
-        return obs, info
+        return info
 
     def _parse_native(self, text: str) -> list[ToolCall]:
         return [parse_action(text)]

@@ -1,4 +1,4 @@
-"""The MiniWoB++ suite on our browser backend: ``arl/web.miniwob-v0`` with kwarg ``task`` (issue 11, item 5).
+"""The MiniWoB++ suite on our browser backend: ``arl/web.miniwob-v0`` with kwarg ``task``.
 
 Pages: the task pages shipped by the PyPI package ``miniwob`` (MIT, Farama Foundation; ``miniwob/html/``). Only its
 HTML/JS/CSS files are used: none of its Selenium or Gymnasium code runs. Each episode serves them from memory under
@@ -53,7 +53,6 @@ import json
 import pathlib
 import re
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -418,20 +417,6 @@ class MiniWoBTask(WebTask):
         return self._expert.act(view)
 
 
-@dataclass(frozen=True)
-class Expert:
-    """A scripted MiniWoB++ expert.
-
-    Attributes:
-        act: ``view -> action string`` for the current state (``view.state["probe"]`` holds the probe's result,
-            ``view.state["utterance"]`` the instruction).
-        probe: JavaScript function expression evaluated in the page by ``arlState()`` (None: no probe).
-    """
-
-    act: Callable[[ExpertView], str]
-    probe: str | None = None
-
-
 # --------------------------------------------------------------------------- the env
 def _web_env_class() -> type:
     from arl_envs.envs.web.env import WebEnv
@@ -485,7 +470,7 @@ class MiniWoBEnv(_web_env_class()):  # type: ignore[misc]
         DependencyNotInstalled: The ``miniwob`` package is missing.
 
     Version history:
-        v0: first version (issue 11): 130 tasks of miniwob 1.1.0.
+        v0: first version: 130 tasks of miniwob 1.1.0.
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.0, "format": 0.1}

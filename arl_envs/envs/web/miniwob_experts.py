@@ -23,10 +23,25 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from arl_envs.envs.web.miniwob import Expert
 from arl_envs.envs.web.task import ExpertError, ExpertView, act
+
+
+@dataclass(frozen=True)
+class Expert:
+    """A scripted MiniWoB++ expert.
+
+    Attributes:
+        act: ``view -> action string`` for the current state (``view.state["probe"]`` holds the probe's result,
+            ``view.state["utterance"]`` the instruction).
+        probe: JavaScript function expression evaluated in the page by ``arlState()`` (None: no probe).
+    """
+
+    act: Callable[[ExpertView], str]
+    probe: str | None = None
+
 
 #: Task name -> expert.
 EXPERTS: dict[str, Expert] = {}

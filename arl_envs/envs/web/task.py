@@ -1,4 +1,4 @@
-"""The web task interface: what a task page, its validator and its expert provide (issue 11).
+"""The web task interface: what a task page, its validator and its expert provide.
 
 A web task is one Python class (a :class:`WebTask` subclass, decorated with :func:`register_task`) in a module of
 ``arl_envs/envs/web/tasks/``; every module there is imported by ``arl_envs.envs.web.tasks`` and each registered

@@ -18,7 +18,7 @@ from arl_envs_tests.envs.code.test_repo_robustness import TASK
 
 @pytest.fixture
 def repo(backend: str) -> Iterator[Any]:
-    env = gym.make("arl/code.repo-v0", sandbox=backend)
+    env = gym.make("arl/code.repo-v1", sandbox=backend)
     yield env
     env.close()
 
@@ -30,7 +30,7 @@ def _no_void(info: dict, trunc: bool, obs: str) -> None:
 def test_locking_the_work_dir_does_not_void_the_episode(repo: Any) -> None:
     """``<bash>chmod 000 /work</bash>`` (the sandbox user owns the work-dir root), then a file change and a
     submit: before the fix bwrap's next run failed to ``chdir`` into ``/work`` and came back as ``sandbox
-    set-up failed`` -> ``env_error``, so an agent could void any losing repo-v0 (or math.tool-v0) episode."""
+    set-up failed`` -> ``env_error``, so an agent could void any losing repo-v1 (or math.tool-v1) episode."""
     repo.reset(options={"task_id": TASK})
     obs, _, term, trunc, info = repo.step("<bash>chmod 000 /work && echo locked</bash>")
     _no_void(info, trunc, obs)
@@ -43,9 +43,9 @@ def test_locking_the_work_dir_does_not_void_the_episode(repo: Any) -> None:
 
 
 def test_locking_the_work_dir_does_not_void_a_session(backend: str) -> None:
-    """math.tool-v0: a cell locks ``/work`` and kills its interpreter; the restarted session (a new sandbox run)
+    """math.tool-v1: a cell locks ``/work`` and kills its interpreter; the restarted session (a new sandbox run)
     must still work, and the episode is scored."""
-    env = gym.make("arl/math.tool-v0", sandbox=backend)
+    env = gym.make("arl/math.tool-v1", sandbox=backend)
     try:
         env.reset(seed=0)
         obs, _, term, trunc, info = env.step("```python\nimport os\nos.chmod('/work', 0)\nos._exit(3)\n```")

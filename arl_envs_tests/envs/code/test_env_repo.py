@@ -1,4 +1,4 @@
-"""``arl/code.repo-v0`` through the real sandbox: tools, progress, expert, errors."""
+"""``arl/code.repo-v1`` through the real sandbox: tools, progress, expert, errors."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ TASK = "repo/schedule/hours_factor/2"
 
 @pytest.fixture(scope="module")
 def env() -> Any:
-    e = gym.make("arl/code.repo-v0", render_mode="ansi")
+    e = gym.make("arl/code.repo-v1", render_mode="ansi")
     yield e
     e.close()
 
@@ -69,7 +69,7 @@ def test_expert_rewrites_a_file_the_agent_changed(env: Any) -> None:
 
 
 def test_wrong_fix_and_truncation_without_submit() -> None:
-    e = gym.make("arl/code.repo-v0", max_turns=2)
+    e = gym.make("arl/code.repo-v1", max_turns=2)
     try:
         e.reset(seed=0, options={"task_id": TASK})
         obs, r, term, trunc, info = e.step("<bash>true</bash>")
@@ -100,7 +100,7 @@ def test_native_parsing() -> None:
 
 
 def test_json_format_and_malformed() -> None:
-    e = gym.make("arl/code.repo-v0", action_format="json")
+    e = gym.make("arl/code.repo-v1", action_format="json")
     try:
         e.reset(seed=1)
         obs, r, term, trunc, info = e.step('<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>')
@@ -112,7 +112,7 @@ def test_json_format_and_malformed() -> None:
 
 
 def test_sandbox_failure_is_an_env_error() -> None:
-    e = gym.make("arl/code.repo-v0", sandbox_kwargs={"bwrap_path": "/bin/false"})
+    e = gym.make("arl/code.repo-v1", sandbox_kwargs={"bwrap_path": "/bin/false"})
     try:
         e.reset(seed=0)
         obs, r, term, trunc, info = e.step("<bash>ls</bash>")
@@ -122,7 +122,7 @@ def test_sandbox_failure_is_an_env_error() -> None:
 
 
 def test_templates_kwarg() -> None:
-    e = gym.make("arl/code.repo-v0", templates=["gradebook"])
+    e = gym.make("arl/code.repo-v1", templates=["gradebook"])
     try:
         for seed in range(3):
             _, info = e.reset(seed=seed)
@@ -135,7 +135,7 @@ def test_templates_kwarg() -> None:
 
 @pytest.mark.slow
 def test_conformance_json_format() -> None:
-    report = check_conformance("arl/code.repo-v0", env_kwargs={"action_format": "json"}, n_fuzz=40)
+    report = check_conformance("arl/code.repo-v1", env_kwargs={"action_format": "json"}, n_fuzz=40)
     assert report.passed, report.summary()
 
 

@@ -1,7 +1,7 @@
 """The reward-hack battery (issue 4): every hack scores task reward 0; the references score 1.
 
 Each hack is run twice: directly through the harness (every test must fail), and through
-``arl/code.functions-v0`` / ``arl/code.repo-v0`` in the real default sandbox (``task`` reward 0, no success, and
+``arl/code.functions-v0`` / ``arl/code.repo-v1`` in the real default sandbox (``task`` reward 0, no success, and
 never an ``env_error``: a hack is the agent's failure, not an infrastructure one).
 """
 
@@ -197,7 +197,7 @@ REPO_TASK = "repo/inventory/bulk_boundary/3"
 
 @pytest.fixture(scope="module")
 def repo_env() -> Any:
-    env = gym.make("arl/code.repo-v0")
+    env = gym.make("arl/code.repo-v1")
     yield env
     env.close()
 

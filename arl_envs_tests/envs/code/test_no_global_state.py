@@ -38,7 +38,7 @@ def test_run_program_and_isolated_package_are_private() -> None:
 
 
 def test_resets_from_threads_match_serial_and_leave_sys_alone() -> None:
-    """Threads reset functions-v0 (program tasks) and repo-v0 while another thread prints; each task equals the
+    """Threads reset functions-v0 (program tasks) and repo-v1 while another thread prints; each task equals the
     task generated alone, and ``sys`` streams, ``sys.path``, ``sys.meta_path`` and ``sys.modules`` are untouched."""
     before = _snapshot()
     modules_before = set(sys.modules)  # lazy imports of real libraries may add entries; ours must not
@@ -53,7 +53,7 @@ def test_resets_from_threads_match_serial_and_leave_sys_alone() -> None:
     def worker(k: int) -> None:
         try:
             fn_env = gym.make("arl/code.functions-v0", families=PROGRAM_FAMILIES, difficulty=2)
-            repo_env = gym.make("arl/code.repo-v0")
+            repo_env = gym.make("arl/code.repo-v1")
             for s in range(SEEDS_PER_THREAD):
                 seed = 100 * k + s
                 _, info = fn_env.reset(seed=seed)
@@ -109,11 +109,11 @@ def test_expert_episodes_in_threads_succeed(sandbox) -> None:  # noqa: ARG001 - 
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(i, s)) for i in ("arl/code.functions-v0", "arl/code.repo-v0")
+    threads = [threading.Thread(target=worker, args=(i, s)) for i in ("arl/code.functions-v0", "arl/code.repo-v1")
                for s in (0, 1)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors, errors
-    assert sorted(outcomes) == sorted((i, True) for i in ("arl/code.functions-v0", "arl/code.repo-v0") for _ in (0, 1))
+    assert sorted(outcomes) == sorted((i, True) for i in ("arl/code.functions-v0", "arl/code.repo-v1") for _ in (0, 1))

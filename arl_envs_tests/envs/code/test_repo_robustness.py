@@ -1,4 +1,4 @@
-"""Issue 9 on the code envs (and math.tool-v0's session): holes an attack run found, each with its regression test.
+"""Issue 9 on the code envs (and math.tool-v1's session): holes an attack run found, each with its regression test.
 
 Reward hacks (``task`` must stay 0), episodes an agent could void at will (limits it hits itself are its own,
 scored failure, never ``env_error``), and host-side operations on agent-controlled paths that must neither raise
@@ -24,13 +24,13 @@ from arl_envs_tests.sandbox.conftest import run_bounded
 TASK = "repo/schedule/hours_factor/2"
 #: A generated function task (function ``top``).
 FUNCTION_TASK = "gen/word_freq/2/7"
-#: Seeds of every generated family checked to reset (issue 9.9: 76, 1913, 2058 and 2511 of repo-v0 failed).
+#: Seeds of every generated family checked to reset (issue 9.9: 76, 1913, 2058 and 2511 of repo-v1 failed).
 RESET_SEEDS = range(5000)
 
 
 @pytest.fixture
 def repo(backend: str) -> Iterator[Any]:
-    env = gym.make("arl/code.repo-v0", sandbox=backend, max_turns=30)
+    env = gym.make("arl/code.repo-v1", sandbox=backend, max_turns=30)
     yield env
     env.close()
 
@@ -139,7 +139,7 @@ FILL_PAST_MEMORY = (
 
 #: Per id: the env's kwargs, the action that hits the limits, and the action that ends the episode.
 LIMIT_CASES: dict[str, tuple[dict[str, Any], str, str]] = {
-    "arl/code.repo-v0": (
+    "arl/code.repo-v1": (
         {"options": {"task_id": TASK}},
         f"<bash>python3 - <<'EOF'\n{FILL_PAST_MEMORY}EOF</bash>",
         "<submit/>",
@@ -149,7 +149,7 @@ LIMIT_CASES: dict[str, tuple[dict[str, Any], str, str]] = {
         f"```python\n{FILL_PAST_MEMORY}\ndef top(*args):\n    return None\n```",
         "SUBMIT",
     ),
-    "arl/math.tool-v0": ({"seed": 0}, f"```python\n{FILL_PAST_MEMORY}```", "\\boxed{-987654321}"),
+    "arl/math.tool-v1": ({"seed": 0}, f"```python\n{FILL_PAST_MEMORY}```", "\\boxed{-987654321}"),
 }
 
 
@@ -157,7 +157,7 @@ LIMIT_CASES: dict[str, tuple[dict[str, Any], str, str]] = {
 @pytest.mark.parametrize("env_id", sorted(LIMIT_CASES))
 def test_hitting_own_limits_is_scored(env_id: str, backend: str) -> None:
     """9.2: exhausting the sandbox's memory (files on its tmpfs mounts, memfds) is the agent's failure: no
-    ``env_error``, no truncation, and the episode is scored (before issue 9 repo-v0 on bwrap came back as
+    ``env_error``, no truncation, and the episode is scored (before issue 9 repo-v1 on bwrap came back as
     ``sandbox set-up failed``, an unscored episode)."""
     reset_kwargs, hit, finish = LIMIT_CASES[env_id]
     env = gym.make(env_id, sandbox=backend)
@@ -178,7 +178,7 @@ def test_hitting_own_limits_is_scored(env_id: str, backend: str) -> None:
 def test_progress_needs_a_fix(seed: int) -> None:
     """9.4: an unrelated file pays no progress (the baseline is the buggy repo's own visible fraction, which the
     harness confirms); the fix pays exactly the gain from it."""
-    env = gym.make("arl/code.repo-v0")
+    env = gym.make("arl/code.repo-v1")
     try:
         env.reset(seed=seed)
         task = env.unwrapped.task
@@ -197,7 +197,7 @@ def test_progress_needs_a_fix(seed: int) -> None:
 # ----------------------------------------------------------------------------------------------- 9.7 deep trees
 def test_deep_work_directory_does_not_raise() -> None:
     """9.7: 1,100 nested directories (the fingerprint walk is iterative and capped: it gives up, tests re-run)."""
-    env = gym.make("arl/code.repo-v0")
+    env = gym.make("arl/code.repo-v1")
     try:
         env.reset(seed=0, options={"task_id": TASK})
         deep = "/".join(["d"] * 1100)
@@ -244,7 +244,7 @@ def _draw(env: Any, seed: int) -> Any:
 @pytest.mark.slow
 @pytest.mark.parametrize("env_cls", [RepoEnv, FunctionsEnv], ids=["repo", "functions-generated"])
 def test_every_seed_gives_a_task(env_cls: type) -> None:
-    """9.9: seeds 0-4,999 of every generated family draw a task (repo-v0 redraws deterministically)."""
+    """9.9: seeds 0-4,999 of every generated family draw a task (repo-v1 redraws deterministically)."""
     env = env_cls()
     try:
         ids = [_draw(env, seed).task_id for seed in RESET_SEEDS]
@@ -256,7 +256,7 @@ def test_every_seed_gives_a_task(env_cls: type) -> None:
 
 def test_seeds_that_failed_reset() -> None:
     """9.9: ``reset(seed)`` itself (sandbox included) for the seeds that raised TaskLoadError, twice: same task."""
-    env = gym.make("arl/code.repo-v0")
+    env = gym.make("arl/code.repo-v1")
     try:
         for seed in (76, 1913, 2058, 2511):
             _, info = env.reset(seed=seed)

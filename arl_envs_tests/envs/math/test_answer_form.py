@@ -23,7 +23,7 @@ def _question_expression(task_text: str) -> str:
 @pytest.mark.parametrize("kind", ["integer", "fraction"])
 @pytest.mark.parametrize("difficulty", [1, 3, 5])
 def test_echoing_the_question_scores_zero_and_the_expert_still_scores(kind: str, difficulty: int) -> None:
-    env = gym.make("arl/math.arithmetic-v0", difficulty=difficulty, kinds=[kind])
+    env = gym.make("arl/math.arithmetic-v1", difficulty=difficulty, kinds=[kind])
     for seed in range(5):
         _, info = env.reset(seed=seed)
         echo = _question_expression(info["task"])
@@ -76,7 +76,7 @@ def test_number_answer_error_cases(answer: str, exact: bool, refused: str | None
 
 
 def test_fraction_task_wants_lowest_terms_and_no_decimal() -> None:
-    env = gym.make("arl/math.arithmetic-v0", difficulty=1, kinds=["fraction"])
+    env = gym.make("arl/math.arithmetic-v1", difficulty=1, kinds=["fraction"])
     for seed in range(40):
         env.reset(seed=seed)
         gold = env.unwrapped.task.answer
@@ -93,7 +93,7 @@ def test_fraction_task_wants_lowest_terms_and_no_decimal() -> None:
 
 
 def test_batched_grading_applies_the_same_rule() -> None:
-    vec = make_vec("arl/math.arithmetic-v0", 2, difficulty=2, kinds=["integer"])
+    vec = make_vec("arl/math.arithmetic-v1", 2, difficulty=2, kinds=["integer"])
     _, infos = vec.reset(seed=0)
     tasks = [env.unwrapped.task for env in vec.envs]
     actions = [f"\\boxed{{{_question_expression(tasks[0].question)}}}", f"\\boxed{{{tasks[1].answer}}}"]
@@ -104,7 +104,7 @@ def test_batched_grading_applies_the_same_rule() -> None:
 
 
 def test_tool_env_on_arithmetic_tasks_refuses_the_echo_too() -> None:
-    env = gym.make("arl/math.tool-v0", source_kwargs={"difficulty": 2, "kinds": ["integer"]})
+    env = gym.make("arl/math.tool-v1", source_kwargs={"difficulty": 2, "kinds": ["integer"]})
     _, info = env.reset(seed=1)
     obs, reward, *_ = env.step(f"\\boxed{{{_question_expression(env.unwrapped.task.question)}}}")
     assert reward == 0.0 and EXPRESSION in obs
@@ -124,7 +124,7 @@ def _digit_free(n: int) -> str:
 def test_the_echo_with_digit_free_numbers_scores_zero() -> None:
     """Reward hack: the question's expression with every numeral but one rewritten digit-free (``4 + 3`` ->
     ``4 + \\lceil\\frac{e}{\\pi}\\rceil + ...``) passed the one-numeral check and the grader found it equal."""
-    env = gym.make("arl/math.arithmetic-v0", difficulty=2, kinds=["integer"])
+    env = gym.make("arl/math.arithmetic-v1", difficulty=2, kinds=["integer"])
     for seed in range(3):
         _, info = env.reset(seed=seed)
         numerals = iter(range(10**6))

@@ -40,7 +40,7 @@ def _step(env: gym.Env, action: str):
 
 
 def test_unboxed_answer_never_scores() -> None:
-    env = gym.make("arl/math.dataset-v0", max_invalid_actions=0)
+    env = gym.make("arl/math.dataset-v1", max_invalid_actions=0)
     env.reset(seed=0)
     task = env.unwrapped.task
     obs, reward, term, trunc, info = env.step(f"It is {task.answer} or 42.")
@@ -50,7 +50,7 @@ def test_unboxed_answer_never_scores() -> None:
 def test_prompt_example_box_never_counts() -> None:
     # The instructions mention \boxed{...}; only the agent's newest action is parsed, so a reply without its own box
     # (even one quoting the template text) fails.
-    env = gym.make("arl/math.arithmetic-v0")
+    env = gym.make("arl/math.arithmetic-v1")
     _, info = env.reset(seed=0)
     assert "\\boxed{...}" in info["instructions"]
     *_, info = env.step("I will answer in the format given")
@@ -58,7 +58,7 @@ def test_prompt_example_box_never_counts() -> None:
 
 
 def test_long_boxed_answer_is_extracted_whole() -> None:
-    env = gym.make("arl/math.arithmetic-v0", max_attempts=2)
+    env = gym.make("arl/math.arithmetic-v1", max_attempts=2)
     env.reset(seed=0)
     answer = "1 + " * 40 + "1"
     assert len(answer) > 150
@@ -71,7 +71,7 @@ TOWER = "\\dfrac{5^{5^{5^{5^5}}}-5}{16}"
 
 @pytest.mark.slow
 def test_pathological_answer_times_out_with_reward_zero() -> None:
-    env = gym.make("arl/math.dataset-v0", grader_timeout_s=2.0)
+    env = gym.make("arl/math.dataset-v1", grader_timeout_s=2.0)
     env.reset(seed=0)
     obs, reward, term, trunc, info = env.step(f"\\boxed{{{TOWER}}}")
     assert reward == 0.0 and info["reward_components"]["task"] == 0.0
@@ -104,7 +104,7 @@ def test_timeout_from_a_worker_thread() -> None:
 
 
 def test_forced_timeout_sets_info_flag() -> None:
-    env = gym.make("arl/math.arithmetic-v0", grader_timeout_s=1e-4, kinds=["integer"])
+    env = gym.make("arl/math.arithmetic-v1", grader_timeout_s=1e-4, kinds=["integer"])
     env.reset(seed=0)
     gold = env.unwrapped.task.answer
     # One number in a form the exact fast path does not read must go through the worker, which cannot answer in
@@ -149,7 +149,7 @@ def test_all_gsm8k_test_problems_gold_scores_1_wrong_scores_0() -> None:
         assert not bad, bad[:10]
     finally:
         grader.close()
-    env = gym.make("arl/math.dataset-v0")
+    env = gym.make("arl/math.dataset-v1")
     for t in tasks:
         env.reset(options={"task_id": t.task_id})
         *_, reward, term, _, info = env.step(env.unwrapped.expert_action())

@@ -11,7 +11,7 @@ from arl_envs.vector import make_vec
 
 
 def _dataset_env(**kwargs):
-    env = gym.make("arl/math.dataset-v0", **kwargs)
+    env = gym.make("arl/math.dataset-v1", **kwargs)
     env.reset(seed=0)
     return env, env.unwrapped.task.answer
 
@@ -35,7 +35,7 @@ def test_same_value_in_any_form_is_not_a_hedge(second: str) -> None:
 
 
 def test_symbolic_forms_of_one_value_are_not_a_hedge() -> None:
-    env = gym.make("arl/math.arithmetic-v0", kinds=["fraction"])
+    env = gym.make("arl/math.arithmetic-v1", kinds=["fraction"])
     env.reset(seed=3)
     gold = env.unwrapped.task.answer
     _, reward, *_, info = env.step(f"\\boxed{{{gold} + 0}} which is \\boxed{{{gold}}}")
@@ -50,7 +50,7 @@ def test_last_box_wins_restores_the_old_rule() -> None:
 
 
 def test_hedge_applies_to_countdown_and_the_tool_env_instructions() -> None:
-    env = gym.make("arl/math.countdown-v0")
+    env = gym.make("arl/math.countdown-v1")
     env.reset(seed=0)
     sol = env.unwrapped.task.meta["solution"]
     _, reward, *_, info = env.step(f"\\boxed{{{sol}}} or \\boxed{{1+1}}")
@@ -76,7 +76,7 @@ def test_grade_many_matches_grade_one_by_one() -> None:
 
 
 def test_sync_vector_env_grades_its_batch_up_front() -> None:
-    vec = make_vec("arl/math.dataset-v0", 3)
+    vec = make_vec("arl/math.dataset-v1", 3)
     vec.reset(seed=0)
     golds = [env.unwrapped.task.answer for env in vec.envs]
     actions = [f"\\boxed{{{golds[0]} + 0}}", f"\\boxed{{{int(golds[1]) + 1} + 0}}", "no box"]

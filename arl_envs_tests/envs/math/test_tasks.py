@@ -52,7 +52,7 @@ def test_difficulty_scales() -> None:
     with pytest.raises(ValueError):
         arithmetic_task(0, 6, "integer")
     with pytest.raises(ValueError):
-        gym.make("arl/math.arithmetic-v0", kinds=["calculus"])
+        gym.make("arl/math.arithmetic-v1", kinds=["calculus"])
 
 
 def test_countdown_instances_are_solvable_and_checked_exactly() -> None:
@@ -107,7 +107,7 @@ def test_ordered_countdown_solution_keeps_the_given_order() -> None:
 
 @pytest.mark.parametrize("expert", ["generator", "ordered"])
 def test_countdown_experts_solve_every_task(expert: str) -> None:
-    env = gym.make("arl/math.countdown-v0", expert=expert)
+    env = gym.make("arl/math.countdown-v1", expert=expert)
     ordered = 0
     for seed in range(60):
         env.reset(seed=seed)
@@ -123,7 +123,7 @@ def test_countdown_experts_solve_every_task(expert: str) -> None:
     assert ordered >= 30 if expert == "ordered" else ordered < 30
     env.close()
     with pytest.raises(ValueError, match="expert must be one of"):
-        gym.make("arl/math.countdown-v0", expert="oracle")
+        gym.make("arl/math.countdown-v1", expert="oracle")
 
 
 def test_dataset_loader_forms_and_errors(tmp_path) -> None:
@@ -136,7 +136,7 @@ def test_dataset_loader_forms_and_errors(tmp_path) -> None:
     tasks = load_dataset(str(good))
     assert [t.answer for t in tasks] == ["2", "\\frac{1}{2}", "9"]
     assert [t.task_id for t in tasks] == ["mixed:1", "mixed:3", "p/3"]
-    env = gym.make("arl/math.dataset-v0", path=str(good))
+    env = gym.make("arl/math.dataset-v1", path=str(good))
     obs, info = env.reset(options={"task_id": "mixed:3"})
     assert info["task"] == "Half of 1?" and obs.endswith("\n\nHalf of 1?")
     *_, info = env.step("\\boxed{0.5}")

@@ -1,4 +1,4 @@
-"""arl/math.tool-v0 through the real bubblewrap sandbox."""
+"""arl/math.tool-v1 through the real bubblewrap sandbox."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bub
 
 @pytest.mark.parametrize("source,kw", [("arithmetic", {"difficulty": 4}), ("countdown", {}), ("dataset", {})])
 def test_expert_computes_then_answers(source: str, kw: dict) -> None:
-    env = gym.make("arl/math.tool-v0", source=source, source_kwargs=kw)
+    env = gym.make("arl/math.tool-v1", source=source, source_kwargs=kw)
     try:
         for seed in range(3):
             ep = run_episode(env, ExpertAgent(env), seed=seed)
@@ -26,7 +26,7 @@ def test_expert_computes_then_answers(source: str, kw: dict) -> None:
 
 
 def test_session_state_budget_restart_and_action_order() -> None:
-    env = gym.make("arl/math.tool-v0", max_tool_calls=3, reward_weights={"tool": 1.0})
+    env = gym.make("arl/math.tool-v1", max_tool_calls=3, reward_weights={"tool": 1.0})
     try:
         env.reset(seed=0)
         obs, reward, *_ = env.step("```python\nx = 20 + 21\nprint(x)\n```")
@@ -46,7 +46,7 @@ def test_session_state_budget_restart_and_action_order() -> None:
 
 
 def test_episodes_do_not_share_state() -> None:
-    env = gym.make("arl/math.tool-v0")
+    env = gym.make("arl/math.tool-v1")
     try:
         env.reset(seed=0)
         env.step("<python>secret = 7\nopen('f.txt', 'w').write('x')</python>")
@@ -64,7 +64,7 @@ def test_python_tool_cannot_read_the_shipped_gold_answers() -> None:
 
     root = str(Path(arl_envs.__file__).resolve().parent.parent)
     try:
-        env = gym.make("arl/math.tool-v0", source="dataset", sandbox_kwargs={"site_packages": [root]})
+        env = gym.make("arl/math.tool-v1", source="dataset", sandbox_kwargs={"site_packages": [root]})
         env.reset(seed=0)
     except ValueError as exc:
         pytest.skip(f"the package's parent cannot be bound here: {exc}")

@@ -1,4 +1,4 @@
-"""arl/memory.bank-v0 (Memory-R1 setting): oracle ops, bounded bank, answers from the bank, rewards."""
+"""arl/memory.bank-v1 (Memory-R1 setting): oracle ops, bounded bank, answers from the bank, rewards."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from arl_envs.envs.memory import bank as bank_mod
 from arl_envs.envs.search import scoring
 from arl_envs.testing import check_conformance
 
-ENV_ID = "arl/memory.bank-v0"
+ENV_ID = "arl/memory.bank-v1"
 
 
 def test_reuses_search_scoring() -> None:

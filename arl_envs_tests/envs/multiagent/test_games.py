@@ -98,7 +98,7 @@ def test_connect_four_full_board_last_move_wins() -> None:
 @pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 @pytest.mark.parametrize("bad", ["[99]", "", "I think I will wait.", "<think>[0]"])
 def test_repeating_an_invalid_move_forever_ends_in_bounded_steps(module, bad) -> None:
-    env = module.env(max_invalid_moves=3)
+    env = module.env(max_invalid_actions=3)
     env.reset(seed=1)
     first = env.agent_selection
     steps = 0
@@ -284,7 +284,7 @@ def _best_response_hand_distribution(seat):
 
 
 def test_kuhn_view_expert_wins_a_100_hand_match_with_probability_above_99_7_percent() -> None:
-    """The documented success rate of arl/multiagent.kuhn_poker-v0's expert: exact, by convolution of the hands
+    """The documented success rate of arl/multiagent.kuhn_poker-v1's expert: exact, by convolution of the hands
     (seats alternate); one hand alone is won only 75% / 62.5% of the time."""
     hands = [_best_response_hand_distribution(0), _best_response_hand_distribution(1)]
     assert sum(p for r, p in hands[0].items() if r > 0) == pytest.approx(0.75)

@@ -134,7 +134,7 @@ def test_collision_penalty_and_hidden_choices() -> None:
 
 
 def test_invalid_moves_and_forfeit() -> None:
-    env = gridpath_v0.env(layout=("0.1", "...", "a.b"), max_invalid_moves=1)
+    env = gridpath_v0.env(layout=("0.1", "...", "a.b"), max_invalid_actions=1)
     env.reset(seed=0)
     env.step("[up]")  # off the grid
     assert env.agent_selection == "agent_0" and "off the grid" in env.infos["agent_0"]["reason"]
@@ -186,5 +186,5 @@ def test_expert_team_beats_random_team() -> None:
 
 
 def test_single_agent_view_conformance() -> None:
-    report = check_conformance("arl_envs:arl/multiagent.gridpath-v0", n_fuzz=60)
+    report = check_conformance("arl_envs:arl/multiagent.gridpath-v1", n_fuzz=60)
     assert report.passed, report.summary()

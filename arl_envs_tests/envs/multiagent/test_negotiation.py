@@ -83,7 +83,7 @@ def test_no_deal_pays_zero_after_max_turns_and_reject() -> None:
 
 
 def test_move_forms_limits_and_forfeit() -> None:
-    env = negotiation_v0.env(max_invalid_moves=1)
+    env = negotiation_v0.env(max_invalid_actions=1)
     env.reset(seed=1)
     c = env.counts
     env.step(f'<tool_call>{{"name": "move", "arguments": {{"move": "propose {c[0]}, 0, 0", '
@@ -127,5 +127,5 @@ def test_expert_beats_random_and_experts_agree() -> None:
 
 
 def test_single_agent_view_conformance() -> None:
-    report = check_conformance("arl_envs:arl/multiagent.negotiation-v0", n_fuzz=60)
+    report = check_conformance("arl_envs:arl/multiagent.negotiation-v1", n_fuzz=60)
     assert report.passed, report.summary()

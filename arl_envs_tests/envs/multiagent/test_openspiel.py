@@ -154,7 +154,7 @@ def test_move_forms() -> None:
 
 
 def test_invalid_moves_reason_retry_then_forfeit() -> None:
-    env = openspiel_v0.env(game="connect_four", max_invalid_moves=2)
+    env = openspiel_v0.env(game="connect_four", max_invalid_actions=2)
     env.reset(seed=0)
     env.step("I resign")  # the first invalid move after reset has a reason too
     assert env.agent_selection == "player_0"
@@ -173,7 +173,7 @@ def test_invalid_moves_reason_retry_then_forfeit() -> None:
 
 
 def test_forfeit_in_general_sum_game_costs_only_the_forfeiter() -> None:
-    env = openspiel_v0.env(game="oh_hell", max_invalid_moves=0)
+    env = openspiel_v0.env(game="oh_hell", max_invalid_actions=0)
     env.reset(seed=0)
     loser = env.agent_selection
     env.step("nonsense")

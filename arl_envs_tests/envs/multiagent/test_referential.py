@@ -62,7 +62,7 @@ def test_orders_differ_so_only_a_description_helps() -> None:
 
 
 def test_message_rules() -> None:
-    env = referential_v0.env(max_words=2, max_invalid_moves=5)
+    env = referential_v0.env(max_words=2, max_invalid_actions=5)
     env.reset(seed=0)
     for bad, why in (("[small red circle]", "at most 2"), ("[red 3]", "letters only"), ("[ ]", "empty"),
                      ("[" + "a" * 90 + "]", "characters")):
@@ -76,7 +76,7 @@ def test_message_rules() -> None:
 
 
 def test_forfeit_costs_the_team() -> None:
-    env = referential_v0.env(max_invalid_moves=0)
+    env = referential_v0.env(max_invalid_actions=0)
     env.reset(seed=0)
     env.step("")
     assert env.forfeited == SPEAKER and env.rewards == {SPEAKER: -1.0, LISTENER: -1.0}
@@ -110,5 +110,5 @@ def test_scripted_players() -> None:
 
 
 def test_single_agent_view_conformance() -> None:
-    report = check_conformance("arl_envs:arl/multiagent.referential-v0", n_fuzz=60)
+    report = check_conformance("arl_envs:arl/multiagent.referential-v1", n_fuzz=60)
     assert report.passed, report.summary()

@@ -33,7 +33,7 @@ def _raises(observation: str, info: dict) -> str:
 @pytest.mark.parametrize("reply", [_raises, lambda o, i: None, lambda o, i: 4, lambda o, i: "no idea"],
                          ids=["raises", "returns-None", "returns-int", "garbage-forfeits"])
 def test_opponent_failure_in_step_is_env_error_not_a_win(reply) -> None:
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", opponent=reply)
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="first", opponent=reply)
     env.reset(seed=0)
     obs, r, term, trunc, info = env.step("[0]")
     assert trunc and not term and not info["success"]
@@ -45,14 +45,14 @@ def test_opponent_failure_in_step_is_env_error_not_a_win(reply) -> None:
 
 @pytest.mark.parametrize("reply", [_raises, lambda o, i: None, lambda o, i: "no idea"])
 def test_opponent_failure_before_the_first_move_raises_from_reset(reply) -> None:
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="second", opponent=reply)
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="second", opponent=reply)
     with pytest.raises(OpponentError, match="opponent"):
         env.reset(seed=0)
 
 
 def test_cooperative_partner_failure_does_not_punish_the_agent() -> None:
     # referential: the agent speaks, a callable listener writes garbage until it forfeits (-1 for both in the game)
-    env = gym.make("arl/multiagent.referential-v0", seat="first", opponent=lambda o, i: "hmm")
+    env = gym.make("arl/multiagent.referential-v1", seat="first", opponent=lambda o, i: "hmm")
     env.reset(seed=0)
     obs, r, term, trunc, info = env.step(env.unwrapped.expert_action())
     assert trunc and not term and r == 0.0 and "env_error" in info
@@ -60,7 +60,7 @@ def test_cooperative_partner_failure_does_not_punish_the_agent() -> None:
 
 def test_opponent_invalid_moves_below_the_limit_are_retried() -> None:
     replies = iter(["??", "[99]", "[8]", "[7]", "[6]", "[5]"])
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", opponent=lambda o, i: next(replies))
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="first", opponent=lambda o, i: next(replies))
     env.reset(seed=0)
     obs, r, term, trunc, info = env.step("[0]")
     assert not (term or trunc) and "played [8]" in obs and "env_error" not in info
@@ -72,7 +72,7 @@ def test_opponent_cannot_corrupt_the_games_legal_moves() -> None:
         info["legal_moves"].clear()  # a policy that consumes its list
         return f"[{move}]"
 
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="second", opponent=vandal)
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="second", opponent=vandal)
     obs, info = env.reset(seed=0)
     assert "X (player_0) played [0]" in obs and info["legal_moves"] == [str(i) for i in range(1, 9)]
 
@@ -118,7 +118,7 @@ def test_tool_call_with_a_huge_integer_is_an_invalid_move(module, action_format)
 
 # ---------------------------------------------------------------- episode-end semantics
 def test_gridpath_cycle_limit_is_truncation_in_the_view() -> None:
-    env = gym.make("arl/multiagent.gridpath-v0", opponent="expert", seat="first")
+    env = gym.make("arl/multiagent.gridpath-v1", opponent="expert", seat="first")
     env.reset(seed=0)
     for _ in range(100):
         obs, r, term, trunc, info = env.step("[stay]")
@@ -129,7 +129,7 @@ def test_gridpath_cycle_limit_is_truncation_in_the_view() -> None:
 
 
 def test_gridpath_arrival_is_termination_in_the_view() -> None:
-    env = gym.make("arl/multiagent.gridpath-v0", opponent="expert", seat="first")
+    env = gym.make("arl/multiagent.gridpath-v1", opponent="expert", seat="first")
     env.reset(seed=0)
     for _ in range(100):
         obs, r, term, trunc, info = env.step(env.unwrapped.expert_action())
@@ -140,8 +140,8 @@ def test_gridpath_arrival_is_termination_in_the_view() -> None:
 
 def test_seat_that_never_gets_a_turn_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="seat"):
-        gym.make("arl/multiagent.gridpath-v0", seat="second", game_kwargs={"num_agents": 1})
-    env = gym.make("arl/multiagent.negotiation-v0", seat="second", game_kwargs={"max_turns": 1})
+        gym.make("arl/multiagent.gridpath-v1", seat="second", game_kwargs={"num_agents": 1})
+    env = gym.make("arl/multiagent.negotiation-v1", seat="second", game_kwargs={"max_turns": 1})
     with pytest.raises(ValueError, match="before"):
         env.reset(seed=0)
 

@@ -12,7 +12,7 @@ from arl_envs.agents import ExpertAgent, RandomAgent, run_episode  # noqa: E402
 from arl_envs.testing import check_conformance  # noqa: E402
 
 IDS = [i for i in arl_envs.env_ids() if i.startswith("arl/multiagent.")]
-OURS = ["arl/multiagent.tictactoe-v0", "arl/multiagent.connect_four-v0", "arl/multiagent.kuhn_poker-v0"]
+OURS = ["arl/multiagent.tictactoe-v1", "arl/multiagent.connect_four-v1", "arl/multiagent.kuhn_poker-v1"]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -31,7 +31,7 @@ def test_expert_beats_random_reference_agent(env_id) -> None:
 
 
 def test_opponent_moves_appear_in_next_observation_and_legal_moves() -> None:
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", opponent="random")
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="first", opponent="random")
     obs, info = env.reset(seed=0)
     assert info["legal_moves"] == [str(i) for i in range(9)] and info["seat"] == "player_0"
     obs, r, term, trunc, info = env.step("[4]")
@@ -41,13 +41,13 @@ def test_opponent_moves_appear_in_next_observation_and_legal_moves() -> None:
 
 
 def test_second_seat_opponent_moves_first() -> None:
-    env = gym.make("arl/multiagent.connect_four-v0", seat="second", opponent="expert")
+    env = gym.make("arl/multiagent.connect_four-v1", seat="second", opponent="expert")
     obs, info = env.reset(seed=0)
     assert "x (player_0) played [3]." in obs and "You play o" in obs  # the expert opens in the centre
 
 
 def test_invalid_move_reason_retry_and_forfeit() -> None:
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", max_invalid_moves=2)
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="first", max_invalid_actions=2)
     env.reset(seed=0)
     for i in range(2):
         obs, r, term, trunc, info = env.step("I pass")
@@ -66,20 +66,20 @@ def test_self_play_with_a_callable_opponent() -> None:
         calls.append((observation, info))
         return f"[{info['legal_moves'][-1]}]"
 
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", opponent=frozen_policy)
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="first", opponent=frozen_policy)
     ep = run_episode(env, ExpertAgent(env), seed=0)
     assert ep.terminated and calls
     obs, info = calls[0]
     assert isinstance(obs, str) and "You play O" in obs and info["legal_moves"]
     # an opponent that writes garbage forfeits: a void game (env_error, truncated), not a win for the agent
-    env = gym.make("arl/multiagent.tictactoe-v0", seat="first", opponent=lambda o, i: "no idea")
+    env = gym.make("arl/multiagent.tictactoe-v1", seat="first", opponent=lambda o, i: "no idea")
     env.reset(seed=0)
     obs, r, term, trunc, info = env.step("[0]")
     assert trunc and not term and r == 0.0 and "forfeited" in obs and "forfeited" in info["env_error"]
 
 
 def test_kuhn_match_alternates_seats_and_sums_chips() -> None:
-    env = gym.make("arl/multiagent.kuhn_poker-v0", games=4, seat="first")
+    env = gym.make("arl/multiagent.kuhn_poker-v1", games=4, seat="first")
     obs, info = env.reset(seed=0)
     assert "Game 1 of 4" in obs and "match of 4 games" in info["instructions"]
     ep = run_episode(env, ExpertAgent(env), seed=0)
@@ -91,8 +91,36 @@ def test_kuhn_match_alternates_seats_and_sums_chips() -> None:
 
 def test_bad_arguments_raise() -> None:
     with pytest.raises(ValueError):
-        gym.make("arl/multiagent.tictactoe-v0", opponent="grandmaster")
+        gym.make("arl/multiagent.tictactoe-v1", opponent="grandmaster")
     with pytest.raises(ValueError):
-        gym.make("arl/multiagent.tictactoe-v0", seat="third")
+        gym.make("arl/multiagent.tictactoe-v1", seat="third")
     with pytest.raises(ValueError):
-        gym.make("arl/multiagent.tictactoe-v0", game="no_such_game")
+        gym.make("arl/multiagent.tictactoe-v1", game="no_such_game")
+
+
+def test_max_invalid_moves_is_a_deprecated_alias() -> None:
+    from arl_envs.envs.multiagent import tictactoe_v0
+
+    with pytest.warns(DeprecationWarning, match="max_invalid_actions"):
+        game = tictactoe_v0.env(max_invalid_moves=2)
+    assert game.max_invalid_actions == 2
+    with pytest.warns(DeprecationWarning, match="max_invalid_actions"):
+        env = gym.make("arl/multiagent.tictactoe-v1", seat="first", max_invalid_moves=1)
+    assert env.unwrapped.max_invalid_actions == env.unwrapped.game.max_invalid_actions == 1
+    with pytest.raises(ValueError, match="disagree"):
+        tictactoe_v0.env(max_invalid_actions=1, max_invalid_moves=2)
+
+
+def test_game_play_reports_what_it_did() -> None:
+    from arl_envs.envs.multiagent import tictactoe_v0
+
+    game = tictactoe_v0.env(max_invalid_actions=1)
+    game.reset(seed=0)
+    first = game.agent_selection
+    report = game.play("[4]")
+    assert report.agent == first and report.valid and report.move == "4" and not report.forfeit
+    second = game.agent_selection
+    report = game.play("[4]")  # taken
+    assert not report.valid and "not legal" in report.reason and report.invalid_moves == 1 and not report.forfeit
+    report = game.play("no move")
+    assert report.agent == second and report.forfeit and report.invalid_moves == 2

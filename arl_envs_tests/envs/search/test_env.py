@@ -19,8 +19,8 @@ from arl_envs.envs.search.env import (
 from arl_envs.testing import check_conformance
 from arl_envs.core.actions import ParseError
 
-MULTIHOP = "arl/search.multihop-v0"
-QA = "arl/search.qa-v0"
+MULTIHOP = "arl/search.multihop-v1"
+QA = "arl/search.qa-v1"
 
 
 def make(env_id: str = MULTIHOP, **kw):

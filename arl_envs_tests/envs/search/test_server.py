@@ -114,7 +114,7 @@ def test_remote_retriever_matches_local(server, sample_docs) -> None:
 
 
 def test_remote_env_over_http_expert_solves(server) -> None:
-    env = gym.make("arl/search.qa-v0", retriever="remote", retriever_url=server.url,
+    env = gym.make("arl/search.qa-v1", retriever="remote", retriever_url=server.url,
                    corpus_path=None, qa_path=str(SAMPLE_QA_PATH))
     for seed in range(5):
         env.reset(seed=seed)
@@ -133,7 +133,7 @@ def test_env_reports_dead_server_as_env_error(sample_docs) -> None:
     srv.stop()
     with pytest.raises(RetrieverUnavailable, match="unreachable"):
         RemoteRetriever(url, timeout_s=5).search("x", 3)
-    env = gym.make("arl/search.multihop-v0", retriever="remote", retriever_url=url)
+    env = gym.make("arl/search.multihop-v1", retriever="remote", retriever_url=url)
     env.reset(seed=0)
     obs, reward, term, trunc, info = env.step("<search>anything</search>")
     assert trunc and not term and reward == 0.0
@@ -170,7 +170,7 @@ def test_serve_retriever_entry_point_in_a_subprocess() -> None:
 def test_remote_open_with_server_down_is_env_error(sample_docs) -> None:
     """Item 3: ``<open>`` against a dead server is an infrastructure failure, not "no such document"."""
     srv = RetrievalServer(BM25Retriever(sample_docs), port=0).start()
-    env = gym.make("arl/search.qa-v0", retriever="remote", retriever_url=srv.url,
+    env = gym.make("arl/search.qa-v1", retriever="remote", retriever_url=srv.url,
                    corpus_path=None, qa_path=str(SAMPLE_QA_PATH))
     env.reset(seed=0)
     srv.stop()

@@ -56,7 +56,7 @@ def test_documents_generated_deterministic_per_seed(sim: SimulatedRetriever, mon
 
 def test_multihop_env_with_simulated_retriever() -> None:
     kw = {"retriever": "simulated", "retriever_kwargs": {"noise": 0.5, "max_new_tokens": 8}}
-    a, b = gym.make("arl/search.multihop-v0", **kw), gym.make("arl/search.multihop-v0", **kw)
+    a, b = gym.make("arl/search.multihop-v1", **kw), gym.make("arl/search.multihop-v1", **kw)
     try:
         outs = []
         for env in (a, b):

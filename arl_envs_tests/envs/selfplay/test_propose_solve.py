@@ -1,4 +1,4 @@
-"""arl/selfplay.propose-solve-v0 (Absolute Zero setting): validity checks in the sandbox, solver checks, rewards."""
+"""arl/selfplay.propose-solve-v1 (Absolute Zero setting): validity checks in the sandbox, solver checks, rewards."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from arl_envs.agents import make_agent, run_episode
 from arl_envs_tests.sandbox.conftest import bwrap_skip_reason
 
 pytestmark = pytest.mark.skipif(bwrap_skip_reason() is not None, reason=str(bwrap_skip_reason()))
-ENV_ID = "arl/selfplay.propose-solve-v0"
+ENV_ID = "arl/selfplay.propose-solve-v1"
 SQUARES = "def f(x):\n    return x * x"
 
 

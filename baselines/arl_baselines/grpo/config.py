@@ -15,6 +15,8 @@ from typing import Any
 
 import pydantic
 
+from arl_envs.lm import TINY_SIZES, TinySize  # noqa: F401 - the tiny architectures, re-exported for the settings
+
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 SCALE_REWARDS = ("group", "batch", "none")
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
@@ -37,36 +39,9 @@ FIELD_MINIMUMS: dict[str, tuple[float, bool]] = {
 }
 
 
-@dataclass(frozen=True)
-class TinySize:
-    """A small Llama-style architecture built from a ``transformers.LlamaConfig`` (no download).
-
-    Attributes:
-        hidden_size: Model width.
-        num_layers: Decoder layers.
-        num_heads: Attention heads (``num_key_value_heads`` equals it: plain multi-head attention).
-        intermediate_size: SwiGLU MLP width.
-    """
-
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    intermediate_size: int
-
-
-#: ``--model tiny[-S|-M|-L]``. Parameter counts with the 262-token byte vocabulary (tied embeddings):
-#: tiny ~0.15M, tiny-S ~1.1M, tiny-M ~6.4M, tiny-L ~10.7M (the size of the issue's H200 decode measurement).
-TINY_SIZES: dict[str, TinySize] = {
-    "tiny": TinySize(hidden_size=64, num_layers=2, num_heads=4, intermediate_size=256),
-    "tiny-S": TinySize(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=512),
-    "tiny-M": TinySize(hidden_size=256, num_layers=6, num_heads=8, intermediate_size=1024),
-    "tiny-L": TinySize(hidden_size=384, num_layers=6, num_heads=8, intermediate_size=1024),
-}
-
-
 #: Settings that apply to every env when the model is a tiny one (built from scratch, so it needs an SFT warm
-#: start: without one every group is zero-spread and the gradient is exactly 0, issue 16). 500 cosine SFT steps
-#: from 3e-3 down to 3e-4, then GRPO at 1e-4, below the SFT's final lr (issue 16: any GRPO lr above it overshoots).
+#: start: without one every group is zero-spread and the gradient is exactly 0). 500 cosine SFT steps from 3e-3
+#: down to 3e-4, then GRPO at 1e-4, below the SFT's final lr (any GRPO lr above it overshoots).
 #: Chosen from the sweep in benchmarks/RESULTS.md, "GRPO defaults" (``benchmarks/grpo_defaults_sweep.py``).
 TINY_DEFAULTS: dict[str, Any] = {
     "sft_steps": 500, "sft_lr": 3e-3, "sft_schedule": "cosine", "sft_min_lr_ratio": 0.1, "lr": 1e-4,
@@ -79,32 +54,27 @@ TINY_DEFAULTS: dict[str, Any] = {
 #: full-length action and the env's error observation; and the rollout shape. Measured in benchmarks/RESULTS.md,
 #: "GRPO defaults".
 ENV_DEFAULTS: dict[str, dict[str, Any]] = {
-    "arl/math.arithmetic-v0": {"max_new_tokens": 56, "max_seq_len": 384},
-    "arl/math.countdown-v0": {"max_new_tokens": 64, "max_seq_len": 512},
+    "arl/math.arithmetic-v1": {"max_new_tokens": 56, "max_seq_len": 384},
+    "arl/math.countdown-v1": {"max_new_tokens": 64, "max_seq_len": 512},
     "arl/code.functions-v0": {
         "max_new_tokens": 384, "max_seq_len": 2048, "num_groups": 4, "group_size": 4, "eval_tasks": 16,
         "eval_samples": 2, "env_threads": 4,
     },
-    "arl/search.multihop-v0": {"max_new_tokens": 64, "max_seq_len": 2048},
+    "arl/search.multihop-v1": {"max_new_tokens": 64, "max_seq_len": 2048},
 }
-#: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS`. Countdown: the SFT demonstrations come
-#: from the in-order expert (``env_kwargs={"expert": "ordered"}``; tasks and rewards unchanged): the tiny model
-#: cannot imitate the generator's expressions, whose numbers come in a random order (0.000 held-out after 1000
-#: SFT steps), but learns to copy the numbers in order after 1000-1500 constant-lr steps (0.086 at 1500); GRPO at
-#: 3e-4 (a tenth of that constant SFT lr; 1e-3 collapsed in 20 steps) then raised it to 0.156 in 60 steps.
-#: code.functions: the tiny model trains and is evaluated on difficulty 1 of the generated set (13 families, each
-#: a fixed rule with at most one drawn parameter, 5 with none; held-out tasks are new seeds: new parameters and test
-#: inputs), single-turn
-#: (``max_turns=1``: the byte model cannot use test feedback, and with 4 turns GRPO on its garbled later turns
-#: lowered held-out success, 0.19 -> 0.11 in 10 steps at 1e-4), 600 constant-lr SFT steps (greedy held-out
-#: success 0.25 at 300 steps, 0.50 at 600, 0.58 at 900; 0.000 after 300 steps over all difficulties), GRPO at 3e-5
-#: with 8 x 4 episodes (single-turn from the 600-step model: 0.125 -> 0.234 in 30 steps; 1e-4: 0.125 -> 0.227),
-#: token budgets that hold difficulty 1's longest expert action (272 bytes) and episode (844 bytes), 4 threads
-#: stepping the sandboxed envs (``env_threads``: a GRPO step 6.4 s -> 4.4 s on a quiet core) and 40 GRPO steps
-#: (:data:`TINY_ENV_STEPS`). The SFT phases of these settings ship as warm starts
-#: (``arl_baselines.grpo.train.SHIPPED_SFT_CHECKPOINTS``). Measured in benchmarks/RESULTS.md, "GRPO defaults".
+#: Tiny-model settings per env that differ from :data:`TINY_DEFAULTS` (the measurements behind each choice:
+#: benchmarks/RESULTS.md, "GRPO defaults" and "GRPO tiny-model settings per env").
+#: Countdown: SFT demonstrations from the in-order expert (``env_kwargs={"expert": "ordered"}``; same tasks and
+#: rewards), which the tiny model can imitate (the generator's random-order expressions it cannot), 1500
+#: constant-lr SFT steps, then GRPO at 3e-4, a tenth of that SFT lr.
+#: code.functions: difficulty 1 of the generated set (13 fixed-rule families with at most one drawn parameter;
+#: held-out tasks are new seeds), single-turn (``max_turns=1``: the byte model cannot use test feedback), 600
+#: constant-lr SFT steps, GRPO at 3e-5 with 8 x 4 episodes, token budgets that hold difficulty 1's longest expert
+#: action (272 bytes) and episode (844 bytes), 4 threads stepping the sandboxed envs (``env_threads``) and 40
+#: GRPO steps (:data:`TINY_ENV_STEPS`). The SFT phases of these settings ship as warm starts
+#: (``arl_baselines.grpo.train.SHIPPED_SFT_CHECKPOINTS``).
 TINY_ENV_DEFAULTS: dict[str, dict[str, Any]] = {
-    "arl/math.countdown-v0": {
+    "arl/math.countdown-v1": {
         "sft_steps": 1500, "sft_schedule": "constant", "lr": 3e-4, "env_kwargs": {"expert": "ordered"},
     },
     "arl/code.functions-v0": {
@@ -186,8 +156,8 @@ class GRPOConfig:
         entropy_coef: Weight of an entropy bonus: each trained token's loss term minus ``entropy_coef`` times the
             entropy (nats) of the policy's temperature-scaled next-token distribution there, aggregated like the
             surrogate (PPO's ``c2`` term, Schulman et al. 2017, arXiv:1707.06347; verl's ``entropy_coeff``). 0 (the
-            default) adds nothing. Measured against the entropy collapse on FrozenLake (benchmarks/RESULTS.md,
-            issue 16): 0.01 and 0.05 lowered held-out success.
+            default) adds nothing. Against the entropy collapse on FrozenLake, 0.01 and 0.05 lowered held-out
+            success (benchmarks/RESULTS.md).
         importance_sampling_level: ``token`` (GRPO) or ``sequence`` (GSPO).
         drop_zero_spread: Remove groups whose rewards have zero spread from the loss batch (their advantages are
             0 anyway; dropping them keeps them out of the token normaliser, as DAPO's dynamic sampling filter).
@@ -221,11 +191,11 @@ class GRPOConfig:
         sft_batch_size: Expert episodes per SFT step.
         sft_lr: SFT learning rate.
         sft_episodes: Distinct expert episodes collected (random seeds of the training range).
-        sft_schedule: ``constant`` (default) or ``cosine`` (decay to ``sft_min_lr_ratio * sft_lr``). Measured
-            (issue 16): a cosine SFT ends sharp, and any GRPO lr above its final lr overshoots even along the
-            exact gradient; after a constant-lr SFT, GRPO at or below ``sft_lr`` is stable. :data:`TINY_DEFAULTS`
-            use ``cosine`` (3e-3 down to 3e-4) with GRPO at 1e-4, below that final lr: in the issue-16 sweep this
-            kept the SFT's held-out success through GRPO where constant-lr SFT lost part of it.
+        sft_schedule: ``constant`` (default) or ``cosine`` (decay to ``sft_min_lr_ratio * sft_lr``). A cosine
+            SFT ends sharp, and any GRPO lr above its final lr overshoots even along the exact gradient; after a
+            constant-lr SFT, GRPO at or below ``sft_lr`` is stable. :data:`TINY_DEFAULTS` use ``cosine`` (3e-3
+            down to 3e-4) with GRPO at 1e-4, below that final lr, which keeps the SFT's held-out success through
+            GRPO where constant-lr SFT loses part of it (benchmarks/RESULTS.md, "GRPO defaults").
         sft_min_lr_ratio: Final lr of the cosine schedule as a fraction of ``sft_lr``.
         sft_error_rate: An imperfect demonstrator: the probability in [0, 1] that a demonstration's turn is a
             decoy, the expert's answer to a different task (well-formed, usually wrong; see
@@ -401,3 +371,22 @@ def _field_adapters() -> dict[str, pydantic.TypeAdapter]:
     """A pydantic validator per :class:`GRPOConfig` field, from its type hint."""
     hints = typing.get_type_hints(GRPOConfig)
     return {f.name: pydantic.TypeAdapter(hints[f.name]) for f in dataclasses.fields(GRPOConfig)}
+
+
+#: A small learning recipe on ``arl/math.arithmetic`` difficulty 1, integer kind (for ``train``/``sft_vs_grpo``
+#: with a tiny model): SFT on expert trajectories, then GRPO at a small learning rate. The CI learning test
+#: (tiny-S, ~90 s on 2 CPU cores; README, GRPO section) and ``benchmarks/grpo_cpu.py`` use it.
+ARITHMETIC_LEARNING_RECIPE: dict[str, Any] = {
+    "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
+    "sft_steps": 800,
+    "sft_lr": 2e-3,
+    "sft_schedule": "cosine",
+    "env_defaults": False,
+    "num_groups": 16,
+    "group_size": 8,
+    "lr": 5e-5,
+    "max_seq_len": 128,
+    "eval_tasks": 64,
+    "eval_samples": 4,
+    "progress": False,
+}

@@ -1,6 +1,6 @@
 """Fast batched rollout decoding: a static KV cache, per-row stops, observation prefill between turns.
 
-Design (issue 6, "Fast generation"): HF ``generate`` pays ~60 ms of Python per decode step on an H200 whatever the
+Design: HF ``generate`` pays ~60 ms of Python per decode step on an H200 whatever the
 model size; a plain loop over ``model(...)`` with a KV cache is ~9x faster, and a static KV cache with the decode
 step compiled by ``torch.compile(mode="reduce-overhead")`` (CUDA graphs) ~68x. :class:`FastDecoder` is that last
 design, generalised to multi-turn episodes:

@@ -3,8 +3,8 @@
     python -m arl_baselines.grpo.demo_checkpoint [--env ID] [--out PATH] [--run-dir DIR]
 
 With ``--env`` it runs :func:`arl_baselines.grpo.train.build_sft_checkpoint` at that env's recommended tiny
-settings on one torch thread (``--env arl/math.countdown-v0`` writes the shipped ``countdown_sft.pt`` by default,
-~8 min; ``--env arl/code.functions-v0`` the shipped ``code_sft.pt``, ~14 min; ``--env arl/math.arithmetic-v0`` the
+settings on one torch thread (``--env arl/math.countdown-v1`` writes the shipped ``countdown_sft.pt`` by default,
+~8 min; ``--env arl/code.functions-v0`` the shipped ``code_sft.pt``, ~14 min; ``--env arl/math.arithmetic-v1`` the
 shipped ``arithmetic_sft.pt``, ~2 min). ``arl-envs train`` starts from these files when its settings are the env's
 tiny defaults (:data:`arl_baselines.grpo.train.SHIPPED_SFT_CHECKPOINTS`).
 

@@ -733,8 +733,8 @@ def _longest_action(ep: Episode) -> int:
 
 def _warn_long_actions(data: list[Episode], max_new_tokens: int) -> None:
     """Warn when expert actions (stop id included) are longer than a sampled turn may be: the policy could never
-    finish such an action, so every rollout that imitates it is cut as a ``truncated_turn`` (issue 16 found the
-    Countdown default budget one token short of 94% of the expert's answers)."""
+    finish such an action, so every rollout that imitates it is cut as a ``truncated_turn`` (a budget one token
+    short of the expert's answers cuts every one of them)."""
     lengths = [_longest_action(e) for e in data]
     over = sum(n > max_new_tokens for n in lengths)
     if over:
@@ -931,6 +931,7 @@ def read_sft_checkpoint(
         return ck
     mine = _sft_identity(env_id, model, cfg)
     theirs = _plain({k: ck[k] for k in ("env_id", "env_kwargs", "model_spec", "settings")})
+    theirs["env_id"] = CHECKPOINT_ENV_ALIASES.get(theirs["env_id"], theirs["env_id"])
     flat_mine = {**{k: v for k, v in mine.items() if k != "settings"}, **mine["settings"]}
     flat_theirs = {**{k: v for k, v in theirs.items() if k != "settings"}, **theirs["settings"]}
     diff = {k: (flat_theirs.get(k), v) for k, v in flat_mine.items() if flat_theirs.get(k) != v}
@@ -977,7 +978,7 @@ def train(
     """Train a policy with GRPO on ``env_id`` (after an optional SFT warm start) and evaluate it.
 
     Args:
-        env_id: Any registered arl-envs id, e.g. ``arl/math.arithmetic-v0``.
+        env_id: Any registered arl-envs id, e.g. ``arl/math.arithmetic-v1``.
         model: ``tiny`` / ``tiny-S`` / ``tiny-M`` / ``tiny-L``, a local checkpoint directory, a ``.gguf`` file or
             ``smollm2``.
         steps: GRPO steps (0: SFT and evaluation only). None: the env's recommended number
@@ -1255,12 +1256,12 @@ def sft_vs_grpo(
 
 
 #: The demo's task: one-step integer arithmetic with single-digit operands (+, -, *; 243 distinct problems).
-DEMO_ENV_ID = "arl/math.arithmetic-v0"
+DEMO_ENV_ID = "arl/math.arithmetic-v1"
 DEMO_ENV_KWARGS: dict[str, Any] = {"difficulty": 1, "kinds": ["integer"]}
 #: The shipped SFT checkpoint the demo starts from (built by :func:`build_demo_checkpoint`; 1.8 MB).
 DEMO_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "demo_sft.pt"
 #: A shipped SFT checkpoint of countdown's tiny defaults (``recommended_settings``: 1500 constant-lr steps on the
-#: in-order expert; built by ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.countdown-v0``, 1.8 MB):
+#: in-order expert; built by ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.countdown-v1``, 1.8 MB):
 #: the test of the defaults' GRPO phase starts from it instead of 8 CPU minutes of SFT.
 COUNTDOWN_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "countdown_sft.pt"
 #: A shipped SFT checkpoint of code.functions' tiny defaults (600 constant-lr steps on the difficulty-1 generated
@@ -1268,19 +1269,31 @@ COUNTDOWN_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "countdown
 #: of those defaults starts from it instead of 14 CPU minutes of sandboxed demonstrations and SFT.
 CODE_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "code_sft.pt"
 #: A shipped SFT checkpoint of arithmetic's tiny defaults (500 cosine SFT steps from 3e-3 to 3e-4; built by
-#: ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.arithmetic-v0``, 1.8 MB).
+#: ``python -m arl_baselines.grpo.demo_checkpoint --env arl/math.arithmetic-v1``, 1.8 MB).
 ARITHMETIC_SFT_CHECKPOINT = Path(__file__).resolve().parent / "data" / "arithmetic_sft.pt"
 #: The seed of every :data:`SHIPPED_SFT_CHECKPOINTS` build (``demonstrator_seed`` ``"0-demonstrator"`` in the files).
 SHIPPED_SFT_SEED = 0
 #: The SFT checkpoints :func:`train` starts from with ``sft_checkpoint="auto"`` (its default) when the run's settings
 #: are the env's tiny defaults: env id -> file. Each is the SFT phase of those defaults, seed 0, one torch thread.
 SHIPPED_SFT_CHECKPOINTS: dict[str, Path] = {
-    "arl/math.arithmetic-v0": ARITHMETIC_SFT_CHECKPOINT,
-    "arl/math.countdown-v0": COUNTDOWN_SFT_CHECKPOINT,
+    "arl/math.arithmetic-v1": ARITHMETIC_SFT_CHECKPOINT,
+    "arl/math.countdown-v1": COUNTDOWN_SFT_CHECKPOINT,
     "arl/code.functions-v0": CODE_SFT_CHECKPOINT,
 }
+#: Env ids retired by a version bump -> the id that replaced them. An SFT checkpoint records the id it was trained
+#: on, and :func:`read_sft_checkpoint` reads that id through this map, so a checkpoint of a retired id loads for its
+#: successor. Sound because the bumps changed rewards only, which SFT never sees: it imitates expert trajectories,
+#: and the experts, tasks and observations of these ids are unchanged (CHANGELOG.md). The shipped arithmetic,
+#: countdown and demo checkpoints were written under the ``-v0`` ids.
+CHECKPOINT_ENV_ALIASES: dict[str, str] = {
+    f"arl/{name}-v0": f"arl/{name}-v1"
+    for name in ("math.arithmetic", "math.countdown", "math.dataset", "math.tool", "search.multihop", "search.qa",
+                 "code.repo", "selfplay.propose-solve", "memory.bank", "multiagent.tictactoe",
+                 "multiagent.connect_four", "multiagent.kuhn_poker", "multiagent.negotiation",
+                 "multiagent.referential", "multiagent.gridpath")
+}
 
-#: Settings of :func:`demo_run` (sized for 2 CPU cores; measured in benchmarks/RESULTS.md, issue 16). The SFT
+#: Settings of :func:`demo_run` (sized for 2 CPU cores; measured in benchmarks/RESULTS.md). The SFT
 #: part (``sft_*``) is the shipped checkpoint's: a demonstrator that is wrong on 30% of its 2048 demonstrations
 #: (``sft_error_rate``), imitated for 3000 constant-lr steps, up to the plateau imitation reaches (held-out
 #: success 0.65-0.71 over evaluation seeds, at the demonstrator's 0.705: imitation copies the wrong answers with the

@@ -179,7 +179,7 @@ if __name__ == "__main__":  # pragma: no cover - a manual run
 
     async def main() -> None:
         policy = BatchedPolicy(lm_generate(*tiny_model_and_tokenizer(), max_new_tokens=8))
-        res = await rollouts("arl/math.tool-v0", list(range(16)), policy.act, concurrency=16)
+        res = await rollouts("arl/math.tool-v1", list(range(16)), policy.act, concurrency=16)
         await policy.aclose()
         print(f"{len(res)} episodes, batches {policy.batch_sizes}, mean return "
               f"{sum(r.total_reward for r in res) / len(res):+.3f}")

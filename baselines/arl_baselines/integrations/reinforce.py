@@ -33,7 +33,7 @@ def sample(model: Any, tok: Any, observations: tuple[str, ...], max_new_tokens: 
     return tok.batch_decode(new, skip_special_tokens=True), (logp * mask).sum(1)
 
 
-def train(env_id: str = "arl/math.arithmetic-v0", *, num_envs: int = 4, iterations: int = 3, steps: int = 4,
+def train(env_id: str = "arl/math.arithmetic-v1", *, num_envs: int = 4, iterations: int = 3, steps: int = 4,
           max_new_tokens: int = 8, lr: float = 1e-3, mode: str = "sync", model: Any = None, tokenizer: Any = None,
           **env_kwargs: Any) -> list[dict[str, float]]:
     """REINFORCE with a batch-mean baseline; one update per ``steps`` vector steps. Returns per-iteration stats."""

@@ -59,7 +59,7 @@ class EnvScorer:
     """Steps an env once per (seed, completion) and keeps the resulting ``(reward, info)``.
 
     Args:
-        env_id: A single-turn env id (one action ends the episode, e.g. ``arl/math.arithmetic-v0``).
+        env_id: A single-turn env id (one action ends the episode, e.g. ``arl/math.arithmetic-v1``).
         env_kwargs: Env constructor kwargs.
     """
 
@@ -242,7 +242,7 @@ def grpo_config(output_dir: str, *, steps: int, group: int, max_completion_lengt
     return trl.GRPOConfig(**kwargs)
 
 
-def train_single_turn(env_id: str = "arl/math.arithmetic-v0", *, steps: int = 2, group: int = 4, seeds: int = 8,
+def train_single_turn(env_id: str = "arl/math.arithmetic-v1", *, steps: int = 2, group: int = 4, seeds: int = 8,
                       max_completion_length: int = 16, output_dir: str = "runs/trl-single",
                       env_kwargs: dict[str, Any] | None = None, model: Any = None, tokenizer: Any = None
                       ) -> list[dict[str, Any]]:
@@ -273,7 +273,7 @@ def train_single_turn(env_id: str = "arl/math.arithmetic-v0", *, steps: int = 2,
         scorer.close()
 
 
-def train_multi_turn(env_id: str = "arl/math.tool-v0", *, steps: int = 2, group: int = 2, seeds: int = 4,
+def train_multi_turn(env_id: str = "arl/math.tool-v1", *, steps: int = 2, group: int = 2, seeds: int = 4,
                      max_new_tokens: int = 8, max_seq_len: int = 1024, output_dir: str = "runs/trl-multi",
                      env_kwargs: dict[str, Any] | None = None, model: Any = None, tokenizer: Any = None
                      ) -> list[dict[str, Any]]:

@@ -1,9 +1,9 @@
 """Our own web tasks: every module in this package is imported here and registers its tasks.
 
 Add a task by adding a module with a :func:`arl_envs.envs.web.task.register_task`-decorated
-:class:`arl_envs.envs.web.task.WebTask` subclass (see ``click_button.py`` and ``enter_text.py``); its id
-``arl/web.<name>-v0`` appears in the registration table automatically. Modules whose name starts with ``_`` are
-not imported automatically (private helpers).
+:class:`arl_envs.envs.web.task.WebTask` subclass (see ``click_button.py`` and ``enter_text.py``), and its name and
+description to ``WEB_TASKS`` in ``arl_envs/registration.py`` (which makes the id ``arl/web.<name>-v0``; a test checks
+the two agree). Modules whose name starts with ``_`` are not imported automatically (private helpers).
 """
 
 from __future__ import annotations
