@@ -17,12 +17,12 @@ from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
 #: One id per domain (the web id, which starts Chromium, is in the slow test below).
 IDS = (
-    "arl/math.arithmetic-v0",
-    "arl/memory.bank-v0",
-    "arl/selfplay.propose-solve-v0",
-    "arl/search.multihop-v0",
+    "arl/math.arithmetic-v1",
+    "arl/memory.bank-v1",
+    "arl/selfplay.propose-solve-v1",
+    "arl/search.multihop-v1",
     "arl/code.functions-v0",
-    "arl/multiagent.tictactoe-v0",
+    "arl/multiagent.tictactoe-v1",
     "arl/embodied.frozenlake-v0",
     "arl/example.guess-v0",
 )

@@ -18,7 +18,7 @@ from transformers.utils.chat_template_utils import render_jinja_template  # noqa
 #: A tool-aware template: every tool of ``tools`` becomes one "TOOL <name>: <description>" line.
 TEMPLATE = ("{% for t in tools or [] %}TOOL {{ t.function.name }}: {{ t.function.description }}\n{% endfor %}"
             "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}")
-IDS = ("arl/math.arithmetic-v0", "arl/search.multihop-v0", "arl/embodied.frozenlake-v0", "arl/example.guess-v0")
+IDS = ("arl/math.arithmetic-v1", "arl/search.multihop-v1", "arl/embodied.frozenlake-v0", "arl/example.guess-v0")
 
 
 def _prompt(env_id: str, fmt: str, **kw) -> tuple[str, list[str], dict]:
