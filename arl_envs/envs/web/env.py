@@ -194,6 +194,10 @@ class WebEnv(AgentEnv):
         later in v0 (observations of a given seed changed only in their ids).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the page state lives in Chromium: replay the actions into a fresh page of the
+    #: same instance.
+    snapshot_mode: ClassVar[str] = "replay"
+
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 20
