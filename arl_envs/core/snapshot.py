@@ -254,6 +254,25 @@ def copy_attributes(obj: Any, exclude: frozenset[str] | set[str] = frozenset()) 
     return _deepcopy_state(obj, {k: v for k, v in obj.__dict__.items() if k not in exclude})
 
 
+def snapshot_object(obj: Any, turn: int, exclude: frozenset[str] | set[str] = frozenset()) -> Snapshot:
+    """A ``copy``-mode :class:`Snapshot` of any object's ``__dict__`` (the PettingZoo games' ``snapshot``)."""
+    return Snapshot(class_path(obj), {}, "copy", int(turn), None, copy_attributes(obj, exclude))
+
+
+def restore_object(obj: Any, snap: Snapshot) -> None:
+    """Restore a :func:`snapshot_object` snapshot into ``obj`` (same class required).
+
+    Raises:
+        SnapshotError: ``snap`` was taken from another class.
+        TypeError: ``snap`` is not a :class:`Snapshot`.
+    """
+    if not isinstance(snap, Snapshot):
+        raise TypeError(f"restore() takes a Snapshot (from .snapshot()), got {type(snap).__name__}")
+    if snap.env_class != class_path(obj):
+        raise SnapshotError(f"snapshot of {snap.env_class} cannot be restored into {class_path(obj)}")
+    obj.__dict__.update(copy.deepcopy(snap.state))
+
+
 def _copied_items(env: AgentEnv) -> dict[str, Any]:
     skip = ALWAYS_EXCLUDED | frozenset(getattr(env, "snapshot_exclude", ()))
     return {k: v for k, v in env.__dict__.items() if k not in skip}

@@ -417,6 +417,30 @@ class TextGameEnv(AECEnv):
     def close(self) -> None:
         """Nothing to release (safe to call more than once)."""
 
+    def snapshot(self) -> Any:
+        """Save the game's state (board, chance RNG, returns, the agent to move) as a
+        :class:`~arl_envs.core.snapshot.Snapshot` (a deep copy; pickles where the game's state does).
+
+        Raises:
+            ResetNeeded: No game yet.
+        """
+        from arl_envs.core.snapshot import snapshot_object
+
+        if not self._started:
+            raise ResetNeeded(f"{type(self).__name__}.snapshot(): no game yet, call reset() first")
+        return snapshot_object(self, self.move_number)
+
+    def restore(self, snap: Any) -> None:
+        """Put this game into the state of ``snap`` (from :meth:`snapshot` of the same game class; the game's
+        settings are part of the copied state).
+
+        Raises:
+            SnapshotError: ``snap`` comes from another class.
+        """
+        from arl_envs.core.snapshot import restore_object
+
+        restore_object(self, snap)
+
     def state(self) -> str:
         """The full public state as text (what :meth:`render_state` shows)."""
         return self.render_state()

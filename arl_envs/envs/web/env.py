@@ -471,6 +471,10 @@ class WebEnv(AgentEnv):
             await self._acquire_slot_async(browser)
             slot = self._slot
             assert slot is not None
+        # The pointer starts where a fresh page's does: a pointer left over a hover menu by the last episode would
+        # change which hover events the next one's first moves fire (so a reset page equals a new one).
+        with contextlib.suppress(Exception):
+            await slot.page.mouse.move(0, 0)
         if await self._restart_in_place_async(slot):
             return
         await self._clean_slot_async(slot)
