@@ -237,3 +237,28 @@ def test_replay_envs_with_a_sandbox(env_id: str) -> None:
     assert env.unwrapped.snapshot_mode == "replay"
     env.close()
     check_snapshot(functools.partial(gym.make, env_id))
+
+
+def test_lookahead_agent_picks_the_best_candidate_and_leaves_the_env_alone() -> None:
+    from arl_envs.agents import LookaheadAgent, RandomAgent
+
+    env = gym.make(GUESS, high=8)
+    env.reset(seed=0)
+    secret = env.unwrapped.secret
+    cands = [_guess(n) for n in range(1, 9)]
+    agent = LookaheadAgent(env, propose=lambda obs, info: cands)
+    before = env.unwrapped.snapshot()
+    action = agent.act("", {})
+    assert action == _guess(secret)  # the only candidate with reward
+    assert env.unwrapped.turn == 0 and env.unwrapped.transcript == before.state["transcript"]
+    assert agent.branch_steps == 8 and len(agent.last_scores) == 8
+    # with a rollout, an early wrong guess is scored by where the rollout leads: still the best is played
+    agent2 = LookaheadAgent(env, RandomAgent(env, seed=1, p_tool_call=1.0), k=3, horizon=2,
+                            rollout=lambda b: RandomAgent(b, seed=2, p_tool_call=1.0))
+    a2 = agent2.act("", {})
+    assert a2 == max(agent2.last_scores, key=lambda cs: cs[1])[0]
+    assert env.unwrapped.turn == 0
+    for a in (agent, agent2):
+        a.close()
+        a.close()
+    env.close()
