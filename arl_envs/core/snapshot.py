@@ -25,6 +25,7 @@ object) :meth:`Snapshot.__getstate__` raises :class:`SnapshotError` naming the a
 from __future__ import annotations
 
 import copy
+import hashlib
 import pickle
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,12 +61,15 @@ class ReplayLog:
         options: The ``options`` passed to ``reset``.
         rng_state: ``np_random.bit_generator.state`` right after ``reset`` seeded it, before the task was drawn.
         actions: The raw action strings passed to ``step`` since that reset, in order.
+        digests: SHA-256 of each transcript entry at the snapshot (role and text): a replay that does not give
+            the same transcript (a backend failure during the replay) is detected and reported.
     """
 
     seed: int | None
     options: dict[str, Any] | None
     rng_state: dict[str, Any]
     actions: list[str] = field(default_factory=list)
+    digests: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -138,7 +142,8 @@ def take_snapshot(env: AgentEnv) -> Snapshot:
         state = _deepcopy_state(env, _copied_items(env))
     else:
         actions = [text for role, text in env.transcript if role == "assistant"]
-        state = ReplayLog(log.seed, copy.deepcopy(log.options), copy.deepcopy(log.rng_state), actions)
+        state = ReplayLog(log.seed, copy.deepcopy(log.options), copy.deepcopy(log.rng_state), actions,
+                          _digests(env.transcript))
     return Snapshot(class_path(env), dict(env._init_kwargs), mode, env.turn, env.task_id, state)
 
 
@@ -178,6 +183,18 @@ def restore_snapshot(env: AgentEnv, snap: Snapshot) -> None:
                 f"{i} of {len(log.actions)} recorded actions (the env is not deterministic under its seed)"
             )
         env.step(action)
+    got = _digests(env.transcript)
+    if got != log.digests:
+        turn = next((i for i, (a, b) in enumerate(zip(got, log.digests)) if a != b), min(len(got), len(log.digests)))
+        role, text = env.transcript[turn] if turn < len(env.transcript) else ("", "")
+        raise SnapshotError(
+            f"replaying the snapshot of {snap.env_class} diverged at transcript entry {turn} ({role}): "
+            f"{text[:200]!r} differs from the recorded episode (a backend failure or a non-deterministic env)"
+        )
+
+
+def _digests(transcript: list[tuple[str, str]]) -> list[str]:
+    return [hashlib.sha256(f"{role}\0{text}".encode("utf-8", "surrogatepass")).hexdigest() for role, text in transcript]
 
 
 def _replay_reset(env: AgentEnv, log: ReplayLog) -> None:

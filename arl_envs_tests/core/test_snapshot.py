@@ -262,3 +262,23 @@ def test_lookahead_agent_picks_the_best_candidate_and_leaves_the_env_alone() -> 
         a.close()
         a.close()
     env.close()
+
+
+class _DriftingGuess(_ReplayGuess):
+    """Not deterministic across instances: the replay gives another transcript, which restore must report."""
+
+    drift = 0
+
+    def _reset_task(self, task_id: str | None) -> tuple[str, str]:
+        _DriftingGuess.drift += 1
+        tid, text = super()._reset_task(task_id)
+        return tid, f"{text} (run {_DriftingGuess.drift})"
+
+
+def test_replay_divergence_is_reported() -> None:
+    env = _DriftingGuess()
+    env.reset(seed=0)
+    env.step(_guess(50))
+    snap = env.snapshot()
+    with pytest.raises(SnapshotError, match="diverged at transcript entry 1"):
+        _DriftingGuess().restore(snap)
