@@ -282,3 +282,29 @@ def test_replay_divergence_is_reported() -> None:
     snap = env.snapshot()
     with pytest.raises(SnapshotError, match="diverged at transcript entry 1"):
         _DriftingGuess().restore(snap)
+
+
+def test_pettingzoo_parallel_snapshot() -> None:
+    from arl_envs.envs.multiagent import gridpath_v0, kuhn_poker_v0
+
+    for par in (gridpath_v0.parallel_env(), kuhn_poker_v0.parallel_env()):
+        obs, infos = par.reset(seed=1)
+
+        def play(n: int) -> list[Any]:
+            nonlocal infos
+            out = []
+            for _ in range(n):
+                if not par.agents:
+                    break
+                acts = {a: (infos[a].get("legal_moves") or ["x"])[-1] for a in par.agents}
+                o, r, t, tr, infos = par.step(acts)
+                out.append((dict(o), r, t, tr, sorted(par.agents)))
+            return out
+
+        play(1)
+        snap = pickle.loads(pickle.dumps(par.snapshot()))
+        keep_infos = infos
+        want = play(3)
+        par.restore(snap)
+        infos = keep_infos
+        assert play(3) == want

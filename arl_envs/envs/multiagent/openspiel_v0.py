@@ -27,6 +27,7 @@ from arl_envs.envs.multiagent.base import (
     FORFEIT_REWARD,
     MAX_ACTION_CHARS,
     MoveResult,
+    ParallelSnapshot,
     TextGameEnv,
     TurnParallelEnv,
     _PREFIX,
@@ -119,7 +120,7 @@ class MoveText(UnicodeText):
         return hash(("MoveText", self.max_length, self.moves))
 
 
-class CycleParallelEnv(ParallelEnv):
+class CycleParallelEnv(ParallelSnapshot, ParallelEnv):
     """A PettingZoo Parallel env driving an AEC text game round by round (one rule set, one invalid-move logic).
 
     For AEC games where every agent still in the game moves once per round, in seat order (gridpath's cycles,
