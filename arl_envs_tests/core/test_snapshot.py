@@ -308,3 +308,24 @@ def test_pettingzoo_parallel_snapshot() -> None:
         par.restore(snap)
         infos = keep_infos
         assert play(3) == want
+
+
+def _bench(name: str) -> Any:
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parents[2] / "benchmarks"
+                                                  / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_benchmark_scripts_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The two benchmark scripts at a tiny budget (the figures themselves are in benchmarks/RESULTS.md)."""
+    assert _bench("snapshot_cost").main([GUESS, "arl/embodied.sokoban-v0", "--min-s", "0", "--max-rounds", "3"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| arl/")]
+    assert [r.split(" | ")[1] for r in rows] == ["copy", "copy"], rows
+    assert _bench("lookahead").main(["arl/embodied.frozenlake-v0", "--episodes", "1", "--k", "2", "--horizon", "1"]) == 0
+    assert "| arl/embodied.frozenlake-v0 |" in capsys.readouterr().out
