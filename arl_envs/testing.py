@@ -527,6 +527,7 @@ def check_snapshot(make: Callable[[], gym.Env], seed: int = 3) -> None:
                 break
         env.unwrapped.restore(snap)
         same(play(env, rest), want, "restore into the same env")
+        env.close()  # before the next env starts, so a pooled backend (a warm JVM) can serve it
 
         try:
             snap2 = pickle.loads(pickle.dumps(snap))
