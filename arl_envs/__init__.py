@@ -19,6 +19,7 @@ from arl_envs.core.errors import (
     SandboxUnavailable,
     TaskLoadError,
 )
+from arl_envs.core.snapshot import Snapshot, SnapshotError, fork
 from arl_envs.core.spaces import UnicodeText
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.registration import env_ids, register_all
@@ -35,12 +36,15 @@ __all__ = [
     "InvalidActionType",
     "ResetNeeded",
     "SandboxUnavailable",
+    "Snapshot",
+    "SnapshotError",
     "TaskLoadError",
     "Tool",
     "ToolCall",
     "Transition",
     "UnicodeText",
     "env_ids",
+    "fork",
     "make_vec",
     "register_all",
 ]

@@ -15,7 +15,10 @@ Checks (``arl_envs/CONTRACT.md``, section 2):
 * ``random_agent``: random agents never raise and every step satisfies the step invariants;
 * ``fuzz``: 200 malformed actions (empty, 100k characters, control characters, unbalanced tags, broken JSON,
   emoji/CJK, mutated expert actions) never raise and satisfy the step invariants;
-* ``close_twice``: ``close()`` twice is fine.
+* ``close_twice``: ``close()`` twice is fine;
+* ``snapshot``: expert steps, ``snapshot()``, other actions, ``restore()``, the rest of the expert's actions give
+  the transcript of the unbranched episode (also on a second instance, from a pickled snapshot where it pickles);
+  ``fork(env, 3)`` forks stepped differently do not affect each other (:func:`check_snapshot`).
 
 An env whose ``has_expert`` attribute is False (a task without a scripted expert, e.g. most MiniWoB++ tasks of
 ``arl/web.miniwob-v0``) skips only ``expert_solves`` (reported as passed, message ``skipped: ...``); the
@@ -276,6 +279,7 @@ def check_conformance(
         ("random_agent", lambda: _check_random(make, n_random_episodes)),
         ("fuzz", lambda: _check_fuzz(make, n_fuzz)),
         ("close_twice", lambda: _check_close_twice(make)),
+        ("snapshot", lambda: check_snapshot(make)),
     ]
     for name, fn in checks:
         if name in skip:
@@ -465,3 +469,94 @@ def _check_close_twice(make: Callable[[], gym.Env]) -> None:
     fresh = make()  # closing a never-reset env twice too
     fresh.close()
     fresh.close()
+
+
+#: Turns the snapshot check plays from the same seed (reference episode length cap) and where it branches.
+SNAPSHOT_CHECK_TURNS = 4
+SNAPSHOT_CHECK_BRANCH_AT = 2
+
+
+def check_snapshot(make: Callable[[], gym.Env], seed: int = 3) -> None:
+    """Snapshot conformance: restore and fork reproduce the unbranched episode and forks are independent.
+
+    1. Reference: ``reset(seed)``, up to :data:`SNAPSHOT_CHECK_TURNS` expert actions (random ones for an env
+       without an expert), transcript kept.
+    2. A second env: the first ``k`` of those actions, ``snapshot()``, two other actions (random, malformed),
+       ``restore()``, the remaining actions: the transcript equals the reference's from turn ``k``.
+    3. The snapshot through ``pickle`` (or a :class:`~arl_envs.core.snapshot.SnapshotError` saying why not),
+       restored into a third env that is running another episode: same transcript.
+    4. ``fork(env, 3)`` of that third env: fork 1 takes a random action, fork 2 a malformed one, then fork 0 and
+       the third env itself play the remaining actions: both give the reference transcript.
+
+    Raises:
+        AssertionError: A transcript differs (the message names the turn and the branch).
+    """
+    import pickle
+
+    from arl_envs.core.snapshot import SnapshotError, fork
+
+    def play(env: gym.Env, actions: list[str]) -> list[tuple[Any, ...]]:
+        out = []
+        for a in actions:
+            obs, r, term, trunc, info = env.step(a)
+            out.append((obs, r, term, trunc, _strip_timing(info)))
+        return out
+
+    def same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]], where: str) -> None:
+        assert len(got) == len(want), f"{where}: {len(got)} steps instead of {len(want)}"
+        for i, (a, b) in enumerate(zip(got, want)):
+            assert _equal(a, b), f"{where}: step {i} after the snapshot differs:\n{a!r}\n!=\n{b!r}"
+
+    ref = make()
+    try:
+        ref.reset(seed=seed)
+        expert = env_has_expert(ref)
+        rand = RandomAgent(ref, seed=seed)
+        actions: list[str] = []
+        trace: list[tuple[Any, ...]] = []
+        for _ in range(SNAPSHOT_CHECK_TURNS):
+            a = ref.unwrapped.expert_action() if expert else rand.act("", {})
+            actions.append(a)
+            trace += play(ref, [a])
+            if trace[-1][2] or trace[-1][3]:
+                break
+    finally:
+        ref.close()
+    k = min(SNAPSHOT_CHECK_BRANCH_AT, len(actions) - 1)
+    rest, want = actions[k:], trace[k:]
+
+    envs: list[gym.Env] = []
+    try:
+        env = make()
+        envs.append(env)
+        env.reset(seed=seed)
+        play(env, actions[:k])
+        snap = env.unwrapped.snapshot()
+        assert snap.turn == k, f"snapshot.turn is {snap.turn}, the env's turn was {k}"
+        other = [RandomAgent(env, seed=seed + 1).act("", {}), ""]
+        for a in other:
+            *_, term, trunc, _ = env.step(a)
+            if term or trunc:
+                break
+        env.unwrapped.restore(snap)
+        same(play(env, rest), want, "restore into the same env")
+        env.close()  # before the next env starts, so a pooled backend (a warm JVM) can serve it
+
+        try:
+            snap2 = pickle.loads(pickle.dumps(snap))
+        except SnapshotError:
+            snap2 = snap  # the reason is in the message; the in-memory snapshot must still restore elsewhere
+        second = make()
+        envs.append(second)
+        second.reset(seed=seed + 100)
+        second.step(RandomAgent(second, seed=seed).act("", {}))
+        second.unwrapped.restore(snap2)
+        forks = fork(second, 3)
+        envs += forks
+        forks[1].step(RandomAgent(forks[1], seed=seed + 2).act("", {}))
+        forks[2].step("")
+        same(play(forks[0], rest), want, "fork 0 (forks 1 and 2 stepped differently)")
+        same(play(second, rest), want, "restore into another env (then forked)")
+    finally:
+        for e in envs:
+            e.close()

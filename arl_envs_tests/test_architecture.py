@@ -261,7 +261,7 @@ def test_check_conformance_flags_a_subclass_that_overrides_step() -> None:
             return super().step(action)
 
     others = ("gymnasium_check_env", "api_misuse", "determinism", "reset_sequence", "expert_solves",
-              "random_agent", "fuzz", "close_twice")
+              "random_agent", "fuzz", "close_twice", "snapshot")
     bad = check_conformance(PatchedGuess, skip=others)
     assert [(r.name, r.passed) for r in bad.results] == [("contract_hooks", False)]
     assert "PatchedGuess.step" in bad.results[0].message

@@ -1,5 +1,6 @@
-"""Reference agents: random, scripted expert, and a human at the keyboard."""
+"""Reference agents: random, scripted expert, a human at the keyboard, and lookahead over env branches."""
 
 from arl_envs.agents.agents import Agent, Episode, ExpertAgent, HumanAgent, RandomAgent, make_agent, run_episode
+from arl_envs.agents.lookahead import LookaheadAgent
 
-__all__ = ["Agent", "Episode", "ExpertAgent", "HumanAgent", "RandomAgent", "make_agent", "run_episode"]
+__all__ = ["Agent", "Episode", "ExpertAgent", "HumanAgent", "LookaheadAgent", "RandomAgent", "make_agent", "run_episode"]

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import pydantic
 
+from arl_envs.core import snapshot
 from arl_envs.core.actions import ParseError, format_json_tool_call, parse_json_tool_calls
 from arl_envs.core.errors import (
     InfrastructureError,
@@ -122,11 +123,18 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     #: a tool-aware chat template sets it False on the instance (``ChatMessages(env, tools="template")`` does), so
     #: the instructions name the tools without repeating their schemas.
     schemas_in_instructions: bool = True
+    #: How :meth:`snapshot` saves an episode: ``"copy"`` (deepcopy of the instance's state) or ``"replay"`` (the
+    #: action log from the reset, for state held in another process); see :mod:`arl_envs.core.snapshot`.
+    snapshot_mode: ClassVar[str] = "copy"
+    #: Attributes the ``copy`` mode leaves out (handles to processes, user callables); they stay the target's own.
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> AgentEnv:
         # Every construction path (gym.make, a direct call, check_conformance on a class) passes through here.
         cls.check_kwargs(kwargs)
-        return super().__new__(cls)
+        self = super().__new__(cls)
+        self._init_kwargs = dict(kwargs)  # what snapshot()/restore()/fork() compare and rebuild from
+        return self
 
     @classmethod
     def check_kwargs(cls, kwargs: dict[str, Any]) -> None:
@@ -356,6 +364,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         if self._closed:
             raise ResetNeeded("this env was closed; make a new one")
         super().reset(seed=seed)
+        snapshot.record_reset(self, seed, options)
         task_id = (options or {}).get("task_id")
         self.task_id, obs = self._reset_task(None if task_id is None else str(task_id))
         self.turn = 0
@@ -448,6 +457,23 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         info.update(extra)
         info.update(self._step_info(bool(terminated or truncated)))
         return obs, reward, bool(terminated), truncated, info
+
+    def snapshot(self) -> snapshot.Snapshot:
+        """Save the episode's state (RNG states and the turn included); see :mod:`arl_envs.core.snapshot`.
+
+        Raises:
+            ResetNeeded: No episode yet.
+            SnapshotError: The state cannot be copied (the message names the attribute).
+        """
+        return snapshot.take_snapshot(self)
+
+    def restore(self, snap: snapshot.Snapshot) -> None:
+        """Put this env into the state of ``snap`` (taken by this env or one made with the same id and kwargs).
+
+        Raises:
+            SnapshotError: ``snap`` comes from another env class or other constructor kwargs, or this env was closed.
+        """
+        snapshot.restore_snapshot(self, snap)
 
     def render(self) -> str | None:
         """The transcript so far (``render_mode="ansi"``), else None."""

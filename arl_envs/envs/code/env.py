@@ -112,6 +112,10 @@ class FunctionsEnv(AgentEnv):
         v0: initial release.
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the sandbox's work directory persists within an episode (files a submission
+    #: wrote), so the snapshot replays the actions into a freshly reset sandbox.
+    snapshot_mode: ClassVar[str] = "replay"
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 4
     default_max_invalid_actions: ClassVar[int] = 2

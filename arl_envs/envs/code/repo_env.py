@@ -154,6 +154,10 @@ class RepoEnv(AgentEnv):
         calibration never touches a file system (v0, retired, scored differently: CHANGELOG.md).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the repository's work tree lives in the sandbox: replay the actions into a
+    #: fresh one.
+    snapshot_mode: ClassVar[str] = "replay"
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 20
     default_max_invalid_actions: ClassVar[int] = 3

@@ -219,6 +219,10 @@ class ScienceWorldEnv(CommandEnv):
         v0: initial release.
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the world lives in ScienceWorld's JVM (which has no state load): replay the
+    #: actions.
+    snapshot_mode: ClassVar[str] = "replay"
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = DEFAULT_MAX_TURNS
     default_max_invalid_actions: ClassVar[int] = 10

@@ -439,6 +439,9 @@ class DatasetEnv(MathEnv):
         TaskLoadError: At construction, when ``path`` is missing or malformed.
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the problem table is read-only and equal on any instance with the same kwargs.
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ("tasks", "_by_id")
+
     task_description = "Solve the math word problem."
 
     def __init__(self, *, path: str | None = None, **kwargs: Any):

@@ -99,6 +99,10 @@ class FormalProofEnv(AgentEnv):
         DependencyNotInstalled: ``coqc`` is missing (at the first ``reset``).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): each check runs coqc in a freshly reset sandbox, so the episode state is in
+    #: this process; the checker handle and the read-only lemma table stay the target's own.
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ("_checker", "lemmas", "_by_id")
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
     default_max_invalid_actions: ClassVar[int] = 1
 

@@ -84,6 +84,10 @@ class ToolMathEnv(MathEnv):
         SandboxUnavailable: At the first ``reset`` when the sandbox backend is missing (names the install step).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the Python session's variables live in the sandbox process: replay the
+    #: actions.
+    snapshot_mode: ClassVar[str] = "replay"
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1, "tool": 0.0}
     default_max_invalid_actions: ClassVar[int] = 2
 

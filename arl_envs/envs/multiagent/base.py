@@ -533,6 +533,30 @@ class TextGameEnv(AECEnv):
     def close(self) -> None:
         """Nothing to release (safe to call more than once)."""
 
+    def snapshot(self) -> Any:
+        """Save the game's state (board, chance RNG, returns, the agent to move) as a
+        :class:`~arl_envs.core.snapshot.Snapshot` (a deep copy; pickles where the game's state does).
+
+        Raises:
+            ResetNeeded: No game yet.
+        """
+        from arl_envs.core.snapshot import snapshot_object
+
+        if not self._started:
+            raise ResetNeeded(f"{type(self).__name__}.snapshot(): no game yet, call reset() first")
+        return snapshot_object(self, self.move_number)
+
+    def restore(self, snap: Any) -> None:
+        """Put this game into the state of ``snap`` (from :meth:`snapshot` of the same game class; the game's
+        settings are part of the copied state).
+
+        Raises:
+            SnapshotError: ``snap`` comes from another class.
+        """
+        from arl_envs.core.snapshot import restore_object
+
+        restore_object(self, snap)
+
     def state(self) -> str:
         """The full public state as text (what :meth:`render_state` shows)."""
         return self.render_state()
@@ -770,7 +794,44 @@ def _visible(text: str) -> str:
     return text
 
 
-class TurnParallelEnv(turn_based_aec_to_parallel_wrapper):
+class ParallelSnapshot:
+    """``snapshot()`` / ``restore()`` for a Parallel env over an AEC text game held in ``self.aec_env``: the game's
+    :meth:`TextGameEnv.snapshot` plus the wrapper's own state (its ``agents`` list)."""
+
+    aec_env: TextGameEnv
+
+    def snapshot(self) -> Any:
+        """Save the game and this wrapper's state (a :class:`~arl_envs.core.snapshot.Snapshot`).
+
+        Raises:
+            ResetNeeded: No game yet.
+        """
+        from arl_envs.core.snapshot import Snapshot, class_path, copy_attributes
+
+        aec = self.aec_env.snapshot()
+        own = copy_attributes(self, {"aec_env"})
+        return Snapshot(class_path(self), {}, "copy", aec.turn, None, {"aec": aec, "own": own})
+
+    def restore(self, snap: Any) -> None:
+        """Put the game and this wrapper into the state of ``snap`` (from :meth:`snapshot` of the same class).
+
+        Raises:
+            SnapshotError: ``snap`` comes from another class.
+            TypeError: ``snap`` is not a Snapshot.
+        """
+        import copy
+
+        from arl_envs.core.snapshot import Snapshot, SnapshotError, class_path
+
+        if not isinstance(snap, Snapshot):
+            raise TypeError(f"restore() takes a Snapshot (from .snapshot()), got {type(snap).__name__}")
+        if snap.env_class != class_path(self):
+            raise SnapshotError(f"snapshot of {snap.env_class} cannot be restored into {class_path(self)}")
+        self.aec_env.restore(snap.state["aec"])
+        self.__dict__.update(copy.deepcopy(snap.state["own"]))
+
+
+class TurnParallelEnv(ParallelSnapshot, turn_based_aec_to_parallel_wrapper):
     """PettingZoo's ``turn_based_aec_to_parallel`` of a turn-based text game (only the mover's action is used),
     with two differences: a step without an action for the mover is an invalid move of the mover (an empty reply,
     as in :class:`~arl_envs.envs.multiagent.openspiel_v0.CycleParallelEnv`; PettingZoo raises a bare

@@ -26,6 +26,7 @@ from arl_envs.envs.multiagent.base import (
     MAX_ACTION_CHARS,
     MoveResult,
     MoveText,
+    ParallelSnapshot,
     TextGameEnv,
     TurnParallelEnv,
     _PREFIX,
@@ -77,7 +78,7 @@ def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
         raise ValueError(f"OpenSpiel cannot load game {game!r} with params {game_params}: {exc}") from exc
 
 
-class CycleParallelEnv(ParallelEnv):
+class CycleParallelEnv(ParallelSnapshot, ParallelEnv):
     """A PettingZoo Parallel env driving an AEC text game round by round (one rule set, one invalid-move logic).
 
     For AEC games where every agent still in the game moves once per round, in seat order (gridpath's cycles,

@@ -121,6 +121,10 @@ class GameSeatEnv(AgentEnv):
         (v0, retired: CHANGELOG.md).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the whole match (both seats, the opponent's RNG) is copied; a callable
+    #: opponent is the caller's object and stays the target's own (its internal state, if any, is not saved).
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ("_opponent_fn",)
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
 
     def __init__(

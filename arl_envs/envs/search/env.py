@@ -176,6 +176,10 @@ class SearchEnv(AgentEnv):
         **kwargs: See :class:`~arl_envs.core.env.AgentEnv`.
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the corpus, its index (or retriever-server client) and the question table are
+    #: read-only and equal on any instance with the same kwargs: they stay the target's own.
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ("world", "questions", "_by_id", "retriever", "_titles")
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 6
     default_max_invalid_actions: ClassVar[int] = 2

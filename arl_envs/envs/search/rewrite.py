@@ -91,6 +91,10 @@ class QueryRewriteEnv(AgentEnv):
         v0: initial release.
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the corpus, its index and the question table are read-only: they stay the
+    #: target's own.
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ("world", "questions", "_by_id", "retriever", "_titles")
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
     default_max_invalid_actions: ClassVar[int] = 1
 

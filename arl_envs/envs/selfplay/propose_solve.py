@@ -197,6 +197,10 @@ class ProposeSolveEnv(AgentEnv):
         private attributes are refused, and runs use ``PYTHONHASHSEED=0`` (v0, retired: CHANGELOG.md).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): every program runs in a freshly reset sandbox, so the episode state is in this
+    #: process; the sandbox handle stays the target's own.
+    snapshot_exclude: ClassVar[tuple[str, ...]] = ("_sandbox",)
+
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "propose": 1.0, "format": 1.0}
     default_max_invalid_actions: ClassVar[int] = 2
 

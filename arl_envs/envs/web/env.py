@@ -193,6 +193,10 @@ class WebEnv(AgentEnv):
         v0: first version (CHANGELOG.md lists its changes).
     """
 
+    #: Snapshot (arl_envs.core.snapshot): the page state lives in Chromium: replay the actions into a fresh page of the
+    #: same instance.
+    snapshot_mode: ClassVar[str] = "replay"
+
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 20
@@ -476,6 +480,10 @@ class WebEnv(AgentEnv):
             await self._acquire_slot_async(browser)
             slot = self._slot
             assert slot is not None
+        # The pointer starts where a fresh page's does: a pointer left over a hover menu by the last episode would
+        # change which hover events the next one's first moves fire (so a reset page equals a new one).
+        with contextlib.suppress(Exception):
+            await slot.page.mouse.move(0, 0)
         if await self._restart_in_place_async(slot):
             return
         await self._clean_slot_async(slot)
