@@ -9,7 +9,7 @@ reward is 0 with an observation that says what happened. A genuine infrastructur
 ``env_error`` (``test_a_sandbox_without_a_writable_tmp_is_an_env_error``; more in ``test_fault_injection.py``).
 
 The tamperings are Python run as the submission: at import (functions-v0), as the repository's package
-``__init__`` and from the ``bash`` tool (repo-v0), as a notebook cell that then kills its interpreter (math.tool-v0).
+``__init__`` (repo-v0), as a notebook cell that then kills its interpreter (math.tool-v0).
 selfplay-v0 and formal-v0 cannot express them (a static check refuses ``os`` imports and I/O; Coq's file and
 directory commands are refused before Coq runs): there each one is a refused, scored submission, and the
 resource attacks those languages can express run for real.
@@ -55,18 +55,21 @@ TAMPERINGS: dict[str, list[str]] = {
         "open('/tmp/arl-blocker', 'w').close()",
         "os.symlink('/proc/self/cwd', '/tmp/arl-link')",
     ],
-    "fill-disk": [
-        "block = b'x' * (1 << 20)",
+    "fill-disk": [  # every writable tmpfs to its size= (32 MiB files: under RLIMIT_FSIZE), then its last bytes
         "for d in ('/tmp', '/work', '/dev/shm', '.'):\n"
-        "    for i in range(400):\n"
-        "        try:\n"
-        "            with open(os.path.join(d, f'fill{i}'), 'wb') as fh:\n"
-        "                for _ in range(32):\n                    fh.write(block)\n"
-        "        except OSError:\n            break",
+        "    for i in range(64):\n"
+        "        fd = os.open(os.path.join(d, f'fill{i}'), os.O_CREAT | os.O_WRONLY, 0o600)\n"
+        "        try:\n            os.posix_fallocate(fd, 0, 32 << 20)\n"
+        "        except OSError:\n"
+        "            while True:\n"
+        "                try:\n                    os.write(fd, b'x' * 4096)\n"
+        "                except OSError:\n                    break\n"
+        "            break\n"
+        "        finally:\n            os.close(fd)",
     ],
-    "exhaust-inodes": [
-        "for d in ('/work', '/tmp', '.'):\n"
-        "    for i in range(20000):\n"
+    "exhaust-inodes": [  # /work's nr_inodes (16,384 for 256 MiB) and then some; /tmp has none (memory-bound)
+        "for d, n in (('/work', 17000), ('/tmp', 3000), ('.', 3000)):\n"
+        "    for i in range(n):\n"
         "        try:\n            os.close(os.open(os.path.join(d, f'i{i}'), os.O_CREAT | os.O_WRONLY, 0o600))\n"
         "        except OSError:\n            break",
     ],
@@ -180,13 +183,12 @@ def test_functions_tampering_is_scored(functions_env: Any, name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(TAMPERINGS))
 def test_repo_tampering_is_scored(repo_env: Any, name: str) -> None:
-    """From the ``bash`` tool (its effects on ``/work``, and Docker's per-episode ``/tmp``, stay for the next runs),
-    then as the package's ``__init__`` (run by the visible tests on the write, by the hidden tests on submit)."""
+    """As the package's ``__init__``: run by the visible tests on the write, whose effects on ``/work`` (and on
+    Docker's ``/tmp``, which lives as long as the episode) are still there when the hidden tests run on submit."""
     env = repo_env
     env.reset(options={"task_id": REPO_TASK})
     pkg = env.unwrapped.task.package
     source = tamper_source(name)
-    assert_scored(env.step(f"<bash>python3 - <<'ARL_EOF'\n{source}ARL_EOF\necho done</bash>"), f"repo-v0/{name}/bash")
     assert_scored(env.step(f'<write_file path="{pkg}/__init__.py">\n{source}</write_file>'), f"repo-v0/{name}/write")
     step = env.step("<submit/>")
     info = assert_scored(step, f"repo-v0/{name}/submit")
@@ -208,6 +210,38 @@ def test_math_tool_tampering_is_scored(tool_env: Any, name: str) -> None:
     assert step[2] and info["reward_components"]["task"] == 0.0 and not info["success"], step[0]
 
 
+#: Tamperings of paths, space and the environment that leave the runner itself alone: with correct code after them,
+#: every test still passes (the runner's set-up never walks a path the submission could change).
+PATH_TAMPERINGS = ("chmod-tmp-555", "chmod-tmp-000", "chmod-cwd-and-parents", "chown-everything",
+                   "remove-tmp-and-work", "fill-disk", "exhaust-inodes", "clobber-environment", "plant-modules")
+
+
+@pytest.fixture(scope="module")
+def harness(backend: str) -> Iterator[Any]:
+    from arl_envs.envs.code.harness import Harness
+    from arl_envs.sandbox import get_sandbox
+
+    sb = get_sandbox(backend)
+    try:
+        yield Harness(sb)
+    finally:
+        sb.close()
+
+
+@pytest.mark.parametrize("name", PATH_TAMPERINGS)
+def test_path_tampering_does_not_change_an_honest_verdict(harness: Any, name: str) -> None:
+    """Correct code that tampers first passes both jobs of the run (the second job is set up after the tampering),
+    and a SIGINT to the runner is ignored."""
+    from arl_envs.envs.code.harness import Job
+    from arl_envs.envs.code.tasks import TestCase
+
+    cases = [TestCase("call", fn="add", args=(1, 2), expected=3), TestCase("call", fn="add", args=(0, 0), expected=0)]
+    source = tamper_source(name) + "os.kill(os.getppid(), signal.SIGINT)\ndef add(a, b):\n    return a + b\n"
+    run = harness.run([Job(source=source, cases=cases, cpu_limits_s=[1.0, 1.0], entry_point="add") for _ in range(2)])
+    assert run.env_error is None, run.env_error
+    assert [job.n_passed for job in run.jobs] == [2, 2], [(j.import_error, j.cases) for j in run.jobs]
+
+
 # ------------------------------------------------------------------------------------- selfplay and formal
 #: Resource attacks a self-play program can express (only pure-computation imports are allowed).
 SELFPLAY_RESOURCE_PROGRAMS = {
@@ -220,7 +254,7 @@ SELFPLAY_RESOURCE_PROGRAMS = {
 
 @pytest.fixture(scope="module")
 def selfplay_env(backend: str) -> Iterator[Any]:
-    yield from _env("arl/selfplay.propose-solve-v0", backend, timeout_s=2.0)
+    yield from _env("arl/selfplay.propose-solve-v0", backend, timeout_s=1.0)
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERINGS))
@@ -261,7 +295,7 @@ FORMAL_RESOURCE = {
 @pytest.fixture(scope="module")
 def formal_env(backend: str) -> Iterator[Any]:
     try:
-        yield from _env("arl/math.formal-v0", backend, check_timeout_s=3.0, max_attempts=20)
+        yield from _env("arl/math.formal-v0", backend, check_timeout_s=2.0, max_attempts=20)
     except DependencyNotInstalled as exc:
         pytest.skip(f"coqc is not installed here: {exc}")
 

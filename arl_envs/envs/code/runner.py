@@ -39,6 +39,17 @@ Guarantees (each is a test in ``arl_envs_tests/envs/code/test_hack_battery.py``)
   limit and ``oom_score_adj=1000`` for children; after a crash or timeout, every other process of the run
   (``kill(-1, SIGKILL)`` when the parent is the namespace's pid 1, else the child's process group) is killed and
   reaped, so fork-and-hang leftovers neither hold pipes nor survive.
+* **Set-up the submission cannot void** (``arl_envs_tests/envs/test_tampering_battery.py``). The submission runs as
+  the runner's own user, so it can change every path, mode, free block and inode the runner could use, signal the
+  runner and lower its rlimits (``prlimit``). So: (1) the runner's scratch space (:class:`Scratch`: one directory
+  per job under ``/tmp/arl-run-<random>``, made with plain ``mkdir``) exists before any submitted code runs and is
+  reached afterwards only through open directory fds (a child's working directory is ``/proc/self/fd/<fd>``, its
+  mode restored with ``fchmod``), never by walking ``/tmp`` again; (2) the runner ignores ``SIGINT`` (Python
+  would raise ``KeyboardInterrupt`` in it; children get the default handler back); (3) a set-up failure
+  (``OSError``/``MemoryError``: no fd, no process slot, no memory) is attributed by when it happens: before any
+  process running submitted code was started in this run it is the sandbox's (a ``harness_error``, which the host
+  reports as ``env_error``); after, it is the submission's doing, and its cases fail with a message saying so
+  (scored). Killing or stopping the runner leaves no authenticated record: every test fails (scored).
 """
 
 from __future__ import annotations
@@ -330,6 +341,7 @@ def main(payload: dict) -> None:
             jobs.append(result)
         for child in payload["_reuse"].values():
             child.kill()
+        scratch.remove()
         record["jobs"] = jobs
     except (OSError, MemoryError) as exc:
         if SUBMISSION_RAN[0]:  # out of fds, memory, processes once submitted code ran: its doing, scored
@@ -689,6 +701,14 @@ class JobDir:
         """Remove what the job left (best effort, never raises)."""
         remove_tree(self.fd_path, keep_root=True)
 
+    def remove(self) -> None:
+        """Close the fd and remove the (emptied) directory (best effort, never raises)."""
+        try:
+            os.close(self.fd)
+            os.rmdir(self.path)
+        except OSError:
+            pass
+
 
 class Scratch:
     """The runner's scratch space: ``/tmp/arl-run-<random>/<i>``, one :class:`JobDir` per job, all made at once
@@ -699,9 +719,19 @@ class Scratch:
     """
 
     def __init__(self, n: int) -> None:
-        root = f"/tmp/arl-run-{os.urandom(8).hex()}"
-        os.mkdir(root, 0o700)
-        self.dirs = [JobDir(f"{root}/{i}") for i in range(n)]
+        self.root = f"/tmp/arl-run-{os.urandom(8).hex()}"
+        os.mkdir(self.root, 0o700)
+        self.dirs = [JobDir(f"{self.root}/{i}") for i in range(n)]
+
+    def remove(self) -> None:
+        """Remove the (emptied) scratch space at the end of the run (best effort, never raises: on Docker ``/tmp``
+        lives as long as the episode)."""
+        for job_dir in self.dirs:
+            job_dir.remove()
+        try:
+            os.rmdir(self.root)
+        except OSError:
+            pass
 
 
 def _setup_broken(job: dict, exc: BaseException) -> dict:
