@@ -298,6 +298,7 @@ def main(payload: dict) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # stdin (already read to EOF) is closed to everyone from now on
     os.close(devnull)
+    scratch: Scratch | None = None
     try:
         record: dict = {"version": PROTOCOL_VERSION}
         limits: list[float] | None = None
@@ -341,7 +342,6 @@ def main(payload: dict) -> None:
             jobs.append(result)
         for child in payload["_reuse"].values():
             child.kill()
-        scratch.remove()
         record["jobs"] = jobs
     except (OSError, MemoryError) as exc:
         if SUBMISSION_RAN[0]:  # out of fds, memory, processes once submitted code ran: its doing, scored
@@ -352,6 +352,8 @@ def main(payload: dict) -> None:
         record = _harness_error()
     finally:
         _kill_others(None)
+        if scratch is not None:
+            scratch.remove()
     body = base64.b64encode(json.dumps(record).encode()).decode()
     mac = hmac.new(key, f"{nonce} {body}".encode(), hashlib.sha256).hexdigest()
     data = f"\n{RESULT_MARKER} {nonce} {body} {mac}\n".encode()
