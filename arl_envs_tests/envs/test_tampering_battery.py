@@ -324,8 +324,9 @@ def test_a_sandbox_without_a_writable_tmp_is_an_env_error() -> None:
                    sandbox_kwargs={"ro_binds": {"/usr/share/zoneinfo": "/tmp"}})
     try:
         env.reset(options={"task_id": FUNCTION_TASK})
-        _, _, terminated, truncated, info = env.step(env.unwrapped.expert_action())
-        assert truncated and not terminated and info.get("env_error"), info
+        obs, _, terminated, truncated, info = env.step(env.unwrapped.expert_action())
+        assert truncated and not terminated and "harness error" in (info.get("env_error") or ""), info
+        assert "not scored" in obs, obs
         assert "task" not in info["reward_components"] or info["reward_components"]["task"] == 0.0
     finally:
         env.close()
