@@ -672,7 +672,7 @@ SUBMISSION_RAN = [False]
 #: Why a job could not be set up after submitted code ran (the case error of every one of its cases).
 SETUP_BROKEN = (
     "the test process could not be set up after your code ran ({exc}): what your code did to its sandbox "
-    "(files, permissions, processes, limits) broke it; every test of this run counts as failed"
+    "(files, permissions, processes, limits) broke it; these tests count as failed"
 )
 
 
