@@ -19,6 +19,13 @@ The user's fds 1 and 2 are pipes read by a forwarder thread (so ``print``, ``os.
 processes are all captured); fd 0 is /dev/null. ``D`` is sent only after both pipes are drained.
 """
 
+import sys
+
+# `python -c` puts the working directory first on sys.path, and cells write there: the kernel's own modules must
+# come from the standard library, or a cell could plant `json.py` in /work and break every later start of the
+# interpreter in this episode. The entry goes back after these imports, so cells import their own files.
+CWD_PATH = sys.path.pop(0) if sys.path and sys.path[0] == "" else None
+
 import ast
 import fcntl
 import json
@@ -27,11 +34,13 @@ import os
 import resource
 import select
 import struct
-import sys
 import termios
 import threading
 import time
 import traceback
+
+if CWD_PATH is not None:
+    sys.path.insert(0, CWD_PATH)
 
 CPU_PER_CALL_S = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 OWN_PID_NAMESPACE = len(sys.argv) > 2 and sys.argv[2] == "own-pidns"

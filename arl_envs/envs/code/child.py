@@ -181,6 +181,9 @@ def _resolve(name, ns):
 
 
 def main(req_fd, resp_fd):
+    import _signal
+
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)  # the runner ignores SIGINT; the submission does not
     init = _recv(req_fd)
     try:
         _limits(init)

@@ -8,11 +8,14 @@ verifies. See the runner's module docstring for the guarantees and :mod:`arl_env
 
 Outcomes of a run:
 
-* a verified record: per-case results (:class:`JobResult`);
+* a verified record: per-case results (:class:`JobResult`); a job whose set-up failed after submitted code ran
+  in this run (the submission took the runner's fds, processes or memory) is such a result too: every case
+  failed, ``import_error`` says why (scored; see the runner's "Set-up the submission cannot void");
 * no verified record and no infrastructure error: the submission broke the run (killed the runner's process
   tree, exhausted memory...): every case fails (``JobResult.error`` says why) - never a pass;
-* ``ExecResult.sandbox_error`` or a runner bug reported in a verified record: :attr:`HarnessRun.env_error`,
-  which envs turn into ``Transition(env_error=...)`` (not scored).
+* ``ExecResult.sandbox_error``, or a verified ``harness_error`` (a runner bug, or a set-up failure before any
+  submitted code ran in this run: the sandbox itself is broken): :attr:`HarnessRun.env_error`, which envs turn
+  into ``Transition(env_error=...)`` (not scored).
 
 CPU limits are per test case: ``min(MAX_CPU_LIMIT_S, max(CPU_FLOOR_S, CPU_FACTOR * reference CPU time))``
 rounded up to ``CPU_QUANTUM_S`` (0.5 s floor, 10x, 10 s cap, 0.1 s steps), with the reference time measured by

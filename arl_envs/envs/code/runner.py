@@ -39,6 +39,17 @@ Guarantees (each is a test in ``arl_envs_tests/envs/code/test_hack_battery.py``)
   limit and ``oom_score_adj=1000`` for children; after a crash or timeout, every other process of the run
   (``kill(-1, SIGKILL)`` when the parent is the namespace's pid 1, else the child's process group) is killed and
   reaped, so fork-and-hang leftovers neither hold pipes nor survive.
+* **Set-up the submission cannot void** (``arl_envs_tests/envs/test_tampering_battery.py``). The submission runs as
+  the runner's own user, so it can change every path, mode, free block and inode the runner could use, signal the
+  runner and lower its rlimits (``prlimit``). So: (1) the runner's scratch space (:class:`Scratch`: one directory
+  per job under ``/tmp/arl-run-<random>``, made with plain ``mkdir``) exists before any submitted code runs and is
+  reached afterwards only through open directory fds (a child's working directory is ``/proc/self/fd/<fd>``, its
+  mode restored with ``fchmod``), never by walking ``/tmp`` again; (2) the runner ignores ``SIGINT`` (Python
+  would raise ``KeyboardInterrupt`` in it; children get the default handler back); (3) a set-up failure
+  (``OSError``/``MemoryError``: no fd, no process slot, no memory) is attributed by when it happens: before any
+  process running submitted code was started in this run it is the sandbox's (a ``harness_error``, which the host
+  reports as ``env_error``); after, it is the submission's doing, and its cases fail with a message saying so
+  (scored). Killing or stopping the runner leaves no authenticated record: every test fails (scored).
 """
 
 from __future__ import annotations
@@ -281,16 +292,20 @@ def cpu_limit_from_reference(reference_cpu_s: float) -> float:
 # ----------------------------------------------------------------------------------------------- parent side
 def main(payload: dict) -> None:
     """Entry point of the runner parent (called by :data:`BOOTSTRAP`). Writes one authenticated record."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a child's kill(ppid, SIGINT) is no KeyboardInterrupt here
     key = bytes.fromhex(payload.pop("key"))
     nonce = str(payload["nonce"])
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # stdin (already read to EOF) is closed to everyone from now on
     os.close(devnull)
+    scratch: Scratch | None = None
     try:
         record: dict = {"version": PROTOCOL_VERSION}
         limits: list[float] | None = None
+        # Set-up, before any submitted code runs: a failure here is the sandbox's (a harness error).
+        scratch = Scratch(len(payload["jobs"]) + 1)
         if payload.get("calibration"):
-            cal = _run_job(payload["calibration"], payload)
+            cal = _run_job(dict(payload["calibration"], trusted=True), payload, scratch.dirs[-1])
             ref_cpu = [float(c["cpu_s"]) for c in cal["cases"]]
             limits = [cpu_limit_from_reference(c) for c in ref_cpu]
             failed = [i for i, c in enumerate(cal["cases"]) if not c["passed"]]
@@ -312,28 +327,45 @@ def main(payload: dict) -> None:
         payload["_child_cpu_s"] = IMPORT_CPU_S + 1.0 + sum(float(c["cpu_s"]) for j in resolved for c in j["cases"])
         payload["_reuse"] = {}  # a live child of the previous job, reused when the next job has the same code
         jobs: list[dict] = []
-        for job in resolved:
+        for index, job in enumerate(resolved):
             gate = job.get("only_if_passed")
             if gate is not None and not _all_passed(jobs[gate]):
                 jobs.append({"skipped": True, "import_error": None, "import_cpu_s": 0.0, "cases": []})
                 continue
-            result = _run_job(job, payload)
+            try:
+                result = _run_job(job, payload, scratch.dirs[index])
+            except (OSError, MemoryError) as exc:
+                if not SUBMISSION_RAN[0]:
+                    raise  # nothing submitted ran in this run yet: the sandbox itself is broken
+                result = _setup_broken(job, exc)
             result["cpu_limits_s"] = [c["cpu_s"] for c in job["cases"]]
             jobs.append(result)
         for child in payload["_reuse"].values():
             child.kill()
         record["jobs"] = jobs
+    except (OSError, MemoryError) as exc:
+        if SUBMISSION_RAN[0]:  # out of fds, memory, processes once submitted code ran: its doing, scored
+            record = {"version": PROTOCOL_VERSION, "jobs": [_setup_broken(job, exc) for job in payload["jobs"]]}
+        else:
+            record = _harness_error()
     except BaseException:  # noqa: BLE001 - a runner bug: reported as such (the host turns it into env_error)
-        import traceback  # noqa: PLC0415 - only on this path (saves ~4 ms of start-up)
-
-        record = {"version": PROTOCOL_VERSION, "harness_error": traceback.format_exc()[-4000:]}
+        record = _harness_error()
     finally:
         _kill_others(None)
+        if scratch is not None:
+            scratch.remove()
     body = base64.b64encode(json.dumps(record).encode()).decode()
     mac = hmac.new(key, f"{nonce} {body}".encode(), hashlib.sha256).hexdigest()
     data = f"\n{RESULT_MARKER} {nonce} {body} {mac}\n".encode()
     while data:
         data = data[os.write(1, data):]
+
+
+def _harness_error() -> dict:
+    """The record of a run the runner itself could not carry out (the host reports it as ``env_error``)."""
+    import traceback  # noqa: PLC0415 - only on this path (saves ~4 ms of start-up)
+
+    return {"version": PROTOCOL_VERSION, "harness_error": traceback.format_exc()[-4000:]}
 
 
 def _all_passed(job_result: dict) -> bool:
@@ -391,8 +423,11 @@ class Child:
             close_fds=True,
             start_new_session=True,
             cwd=job["cwd"],
-            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": job["cwd"], "TMPDIR": "/tmp"},
+            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": job.get("home", job["cwd"]),
+                 "TMPDIR": "/tmp"},
         )
+        if not job.get("trusted"):
+            SUBMISSION_RAN[0] = True
         os.close(req_r)
         os.close(resp_w)
         self.req = req_w
@@ -632,37 +667,123 @@ class _CallFailed(BaseException):
         self.result = result
 
 
-def _run_job(job: dict, payload: dict) -> dict:
-    """Run every case of one job; returns ``{"import_error", "cases": [...], "import_cpu_s"}``."""
-    import tempfile
+#: ``[True]`` once a process running submitted code was started in this run (see :func:`_setup_broken`).
+SUBMISSION_RAN = [False]
+#: Why a job could not be set up after submitted code ran (the case error of every one of its cases).
+SETUP_BROKEN = (
+    "the test process could not be set up after your code ran ({exc}): what your code did to its sandbox "
+    "(files, permissions, processes, limits) broke it; these tests count as failed"
+)
 
-    cwd = tempfile.mkdtemp(prefix="arl-")
+
+class JobDir:
+    """One job's working directory, made before any submitted code runs and reached only through an open fd.
+
+    The submission runs as the same user as this runner, so it can change any path (``chmod 000 /tmp``, remove or
+    replace the directory, fill the file system); the runner never walks a path again after set-up: a child's
+    working directory is ``/proc/self/fd/<fd>`` (``chdir`` through the fd needs no search permission on any
+    parent), and :meth:`claim` restores the mode with ``fchmod`` on that fd.
+    """
+
+    def __init__(self, path: str) -> None:
+        os.mkdir(path, 0o700)
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    @property
+    def fd_path(self) -> str:
+        """The directory as a path that does not depend on any parent directory."""
+        return f"/proc/self/fd/{self.fd}"
+
+    def claim(self) -> None:
+        """Make it usable again for the next job (mode 0700; raises OSError if even that fails)."""
+        os.fchmod(self.fd, 0o700)
+
+    def empty(self) -> None:
+        """Remove what the job left (best effort, never raises)."""
+        remove_tree(self.fd_path, keep_root=True)
+
+    def remove(self) -> None:
+        """Close the fd and remove the (emptied) directory (best effort, never raises)."""
+        try:
+            os.close(self.fd)
+            os.rmdir(self.path)
+        except OSError:
+            pass
+
+
+class Scratch:
+    """The runner's scratch space: ``/tmp/arl-run-<random>/<i>``, one :class:`JobDir` per job, all made at once
+    before any submitted code runs (plain ``mkdir``: no probe file that a full ``/tmp`` would refuse).
+
+    Raises:
+        OSError: the sandbox has no writable ``/tmp`` (infrastructure: reported as a harness error).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.root = f"/tmp/arl-run-{os.urandom(8).hex()}"
+        os.mkdir(self.root, 0o700)
+        self.dirs = [JobDir(f"{self.root}/{i}") for i in range(n)]
+
+    def remove(self) -> None:
+        """Remove the (emptied) scratch space at the end of the run (best effort, never raises: on Docker ``/tmp``
+        lives as long as the episode)."""
+        for job_dir in self.dirs:
+            job_dir.remove()
+        try:
+            os.rmdir(self.root)
+        except OSError:
+            pass
+
+
+def _setup_broken(job: dict, exc: BaseException) -> dict:
+    """The result of a job whose set-up failed after submitted code ran: a scored failure of every case.
+
+    The submission shares this runner's user, processes and file systems, so a set-up failure once it has run
+    (no pipes left: it lowered this process's RLIMIT_NOFILE; no memory; no process slot) is its doing, and the
+    sandbox worked until then (the set-up before it ran succeeded).
+    """
+    message = SETUP_BROKEN.format(exc=f"{type(exc).__name__}: {exc}"[:300])
+    return {
+        "import_error": message,
+        "import_cpu_s": 0.0,
+        "cases": [_result(False, "error", case, error=message) for case in job["cases"]],
+    }
+
+
+def _run_job(job: dict, payload: dict, job_dir: JobDir) -> dict:
+    """Run every case of one job in ``job_dir``; returns ``{"import_error", "cases": [...], "import_cpu_s"}``."""
+    job_dir.claim()
     try:
-        return _run_job_in(dict(job, cwd=cwd), payload)
+        return _run_job_in(dict(job, cwd=job_dir.fd_path, home=job_dir.path), payload)
     finally:
-        remove_tree(cwd)
+        job_dir.empty()
 
 
-def remove_tree(path: str, max_entries: int = MAX_REMOVE_ENTRIES) -> None:
-    """Delete the directory tree at ``path`` as far as possible; never raises, never follows a symlink.
+def remove_tree(path: str, max_entries: int = MAX_REMOVE_ENTRIES, keep_root: bool = False) -> None:
+    """Delete the directory tree at ``path`` as far as possible; never raises, never follows a symlink below it.
 
     The tree is the submission's (its children's working directory), so it may be deeper than the recursion
     limit (``shutil.rmtree`` raised ``RecursionError`` on 1,500 nested directories, which became a harness
     error: an unscored episode), hold directories it made unreadable, or keep growing: an iterative walk that
     restores each directory's permissions, skips whatever it cannot remove, and stops after ``max_entries``
-    entries (leftovers stay in the run's ``/tmp``).
+    entries (leftovers stay in the run's ``/tmp``). With ``keep_root`` only what is inside ``path`` goes (``path``
+    may then be a ``/proc/self/fd/N`` link to the directory).
     """
-    try:
-        if not os.path.isdir(path) or os.path.islink(path):
-            os.unlink(path)
+    if not keep_root:
+        try:
+            if not os.path.isdir(path) or os.path.islink(path):
+                os.unlink(path)
+                return
+        except OSError:
             return
-    except OSError:
-        return
     stack: list[tuple[str, bool]] = [(path, False)]
     seen = 0
     while stack:
         directory, emptied = stack.pop()
         if emptied:
+            if keep_root and directory == path:
+                continue
             try:
                 os.rmdir(directory)
             except OSError:
@@ -709,17 +830,22 @@ def _run_job_in(job: dict, payload: dict) -> dict:
     state: dict = {"child": kept, "import_error": None, "import_cpu": 0.0}
     results = []
     base_ns: dict | None = None
-    for case in cases:
-        if state["import_error"] is not None:
-            results.append(_result(False, "error", case, error=state["import_error"]))
-            continue
-        if case["kind"] == "check" and base_ns is None:
-            base_ns = {"__name__": "arl_tests"}
-            exec(compile(job.get("test_prelude", ""), "<test-prelude>", "exec"), base_ns)  # trusted task text
-        if case["kind"] == "call":
-            results.append(_run_call_case(job, case, state, child_source))
-        else:
-            results.append(_run_check_case(job, case, state, child_source, base_ns or {}))
+    try:
+        for case in cases:
+            if state["import_error"] is not None:
+                results.append(_result(False, "error", case, error=state["import_error"]))
+                continue
+            if case["kind"] == "check" and base_ns is None:
+                base_ns = {"__name__": "arl_tests"}
+                exec(compile(job.get("test_prelude", ""), "<test-prelude>", "exec"), base_ns)  # trusted task text
+            if case["kind"] == "call":
+                results.append(_run_call_case(job, case, state, child_source))
+            else:
+                results.append(_run_check_case(job, case, state, child_source, base_ns or {}))
+    except BaseException:
+        if state["child"] is not None:
+            state["child"].kill()
+        raise
     if state["child"] is not None:
         if "_reuse" in payload and not job.get("files") and state["child"].alive():
             payload["_reuse"][key] = state["child"]  # e.g. the hidden job right after the visible one
@@ -757,6 +883,8 @@ def _ensure_child(job: dict, state: dict, child_source: str) -> Child | None:
         try:
             child = Child(job, child_source)
         except OSError:
+            if not SUBMISSION_RAN[0]:
+                raise  # the first process of the run: the sandbox cannot start one (a harness error)
             state["import_error"] = f"could not start the test process: {exc}"
             return None
     status, resp, used = child.wait_for("response", IMPORT_CPU_S, rid=0)
@@ -902,6 +1030,8 @@ def _run_program_case(job: dict, case: dict, child_source: str) -> dict:
     try:
         child = Child(job, child_source, stdin_data=str(case["stdin"]).encode())
     except OSError as exc:
+        if not SUBMISSION_RAN[0]:
+            raise  # the first process of the run: the sandbox cannot start one (a harness error)
         _kill_others(None)
         return _result(False, "error", case, error=f"could not start the program: {exc}")
     status, code, used = child.wait_for("exit", cpu_limit + IMPORT_CPU_S)
