@@ -81,7 +81,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
     ),
     # --- agent settings (issue 13) ---
     EnvSpecRow(
-        "arl/memory.bank-v0",
+        "arl/memory.bank-v1",
         "arl_envs.envs.memory.bank:MemoryBankEnv",
         "Memory-R1: manage a bounded memory bank (add/update/delete/noop) over multi-session dialogue; answer from it.",
     ),

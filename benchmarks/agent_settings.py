@@ -26,7 +26,7 @@ import numpy as np
 import arl_envs  # noqa: F401
 from arl_envs.agents import make_agent, run_episode
 
-IDS = ("arl/math.formal-v0", "arl/memory.bank-v0", "arl/search.rewrite-v0", "arl/selfplay.propose-solve-v0")
+IDS = ("arl/math.formal-v0", "arl/memory.bank-v1", "arl/search.rewrite-v0", "arl/selfplay.propose-solve-v0")
 
 
 def throughput(env_id: str, episodes: int) -> dict[str, float]:

@@ -1,1 +1,1 @@
-"""Memory envs (issue 13): ``arl/memory.bank-v0`` (Memory-R1 setting)."""
+"""Memory envs (issue 13): ``arl/memory.bank-v1`` (Memory-R1 setting)."""
