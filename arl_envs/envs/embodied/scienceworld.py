@@ -16,6 +16,13 @@ Steps call the simulator's ``step``, ``getScore`` and ``getCompleted`` directly:
 ``ScienceWorldEnv.step`` additionally fetches the look/inventory/task texts and the full list of valid
 action-object combinations (thousands of strings) on every step, which costs 10-100x the step itself; that list is
 available here on request (``valid_actions=True`` -> ``info["valid_actions"]``).
+
+Deadlines: every batch of calls into the simulator runs under a watchdog: a step's ``step``/``getScore``/
+``getCompleted`` (and valid-action listing) ``call_timeout_s`` seconds (default :data:`DEFAULT_CALL_TIMEOUT_S`), a
+reset's load and first look, the gold path's generation and the variation listing ``load_timeout_s`` (default
+:data:`DEFAULT_LOAD_TIMEOUT_S`: the first load in a fresh JVM takes seconds); when it expires the JVM is killed (SIGKILL, which also ends a stopped JVM), which
+breaks py4j's blocked read, and the step returns ``info["env_error"]`` with ``truncated=True`` (a reset or an
+expert call raises :class:`~arl_envs.core.errors.InfrastructureError`); the next reset starts a fresh JVM.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import threading
 from typing import Any, ClassVar
 
 from arl_envs.core.env import Transition
-from arl_envs.core.errors import DependencyNotInstalled, TaskLoadError
+from arl_envs.core.errors import DependencyNotInstalled, InfrastructureError, TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv
 
 #: Default task: its gold sequences are short (5-6 commands), so expert runs and conformance stay fast.
@@ -35,6 +42,12 @@ DEFAULT_TASK = "find-non-living-thing"
 DEFAULT_MAX_TURNS = 100
 #: ScienceWorld's score of a completed task (its scores are 0-100; negative means the task was failed).
 COMPLETED_SCORE = 100
+#: Seconds a step's simulator calls may take before the JVM is killed and the step becomes ``env_error`` (a step
+#: takes milliseconds).
+DEFAULT_CALL_TIMEOUT_S = 30.0
+#: Seconds a reset's load (or the gold path's generation, a variation listing) may take before the JVM is killed
+#: (the first load of a task in a fresh JVM takes seconds on a loaded machine; later ones well under a second).
+DEFAULT_LOAD_TIMEOUT_S = 120.0
 #: Idle JVMs kept per process for the next env (each holds a few hundred MB).
 MAX_IDLE_JVMS = 2
 #: ScienceWorld's simplifications (``ScienceWorldEnv.get_possible_simplifications()`` plus ``easy`` = all).
@@ -156,6 +169,45 @@ def _shutdown(sw: Any) -> None:
     sw.close = lambda: None  # ScienceWorldEnv.__del__ calls close() again; the gateway is gone by then
 
 
+class SimulatorTimeout(InfrastructureError):
+    """A batch of simulator calls ran past its deadline; the JVM was killed."""
+
+
+class _Deadline:
+    """Kills ``sw``'s JVM if the ``with`` block runs longer than ``seconds``; raises :class:`SimulatorTimeout` on
+    exit when it did (whatever the block raised or returned by then: a killed JVM's answer is not trusted)."""
+
+    def __init__(self, sw: Any, seconds: float, what: str) -> None:
+        self.proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
+        self.seconds, self.what, self.fired = seconds, what, False
+        self._timer: threading.Timer | None = None
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            # Reaped before the blocked call returns, so the env's clean-up sees a dead JVM (and never talks to it).
+            try:
+                self.proc.wait(timeout=10)
+            except Exception:  # a kernel that takes longer to reap: _shutdown kills it again
+                pass
+
+    def __enter__(self) -> _Deadline:
+        self._timer = threading.Timer(self.seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        assert self._timer is not None
+        self._timer.cancel()
+        if self.fired:
+            self._timer.join(15)  # _fire has reaped the JVM: the caller's clean-up sees it dead
+            raise SimulatorTimeout(
+                f"ScienceWorld {self.what} did not answer within {self.seconds:g} s; the JVM was killed"
+            ) from (exc[1] if exc and isinstance(exc[1], BaseException) else None)
+
+
 def shutdown_idle_jvms() -> int:
     """Shut down every pooled idle JVM of this process; returns how many. Registered with ``atexit`` by the
     first JVM start of the process."""
@@ -199,13 +251,16 @@ class ScienceWorldEnv(CommandEnv):
     Episode end:
         Terminated when the task is completed (score 100, ``success=True``) or failed (ScienceWorld's score
         below 0, e.g. focusing on the wrong object), or after more than ``max_invalid_actions`` (default 10)
-        malformed replies. Truncated after ``max_turns`` (default 100) turns. A dead JVM is ``info["env_error"]``
-        (truncated; a fresh JVM at the next reset).
+        malformed replies. Truncated after ``max_turns`` (default 100) turns. A dead JVM, or one that does not
+        answer within ``call_timeout_s`` (it is killed), is ``info["env_error"]`` (truncated; a fresh JVM at the
+        next reset).
     Arguments:
         task (str, default ``"find-non-living-thing"``), simplification (str, default ``""``; comma-separated
         names from :data:`SIMPLIFICATIONS`), split (``"train"`` | ``"dev"`` | ``"test"`` | ``"all"``, default
         ``"train"``), valid_actions (bool, default False), keep_jvm_warm (bool, default True: close() returns the
-        JVM to the process pool), show_admissible, action_format, reward_weights, max_turns,
+        JVM to the process pool), call_timeout_s (seconds a step's simulator calls may take before the JVM is
+        killed, default 30), load_timeout_s (the same for a reset's load and the gold path, default 120),
+        show_admissible, action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Expert:
         ScienceWorld's gold action sequence of the variation (``get_gold_action_sequence()``), generated on the
@@ -231,8 +286,12 @@ class ScienceWorldEnv(CommandEnv):
         split: str = "train",
         valid_actions: bool = False,
         keep_jvm_warm: bool = True,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        load_timeout_s: float = DEFAULT_LOAD_TIMEOUT_S,
         **kwargs: Any,
     ) -> None:
+        if not (call_timeout_s > 0 and load_timeout_s > 0):
+            raise ValueError(f"call_timeout_s and load_timeout_s must be > 0, got {call_timeout_s!r}, {load_timeout_s!r}")
         _import_scienceworld()
         if not java_available():
             raise DependencyNotInstalled(_JAVA_HINT)
@@ -255,6 +314,8 @@ class ScienceWorldEnv(CommandEnv):
         self.split = split
         self.valid_actions = bool(valid_actions)
         self.keep_jvm_warm = bool(keep_jvm_warm)
+        self.call_timeout_s = float(call_timeout_s)
+        self.load_timeout_s = float(load_timeout_s)
         self._sw: Any = None
         self._templates: list[str] = []
         self.variation = -1
@@ -284,6 +345,14 @@ class ScienceWorldEnv(CommandEnv):
 
     def _new_episode(self, task_id: str | None) -> tuple[str, str]:
         sw = self._jvm()
+        try:
+            with _Deadline(sw, self.load_timeout_s, "reset"):
+                return self._new_episode_in(sw, task_id)
+        except SimulatorTimeout:
+            self._discard_jvm()
+            raise
+
+    def _new_episode_in(self, sw: Any, task_id: str | None) -> tuple[str, str]:
         if task_id is None:
             variations = self._variation_list(sw)
             variation = variations[int(self.np_random.integers(0, len(variations)))]
@@ -309,11 +378,12 @@ class ScienceWorldEnv(CommandEnv):
                               info={"score": self.score})
         sw = self._sw
         try:
-            obs = str(sw.server.step(command))
-            score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
-            completed = bool(sw.server.getCompleted())
-            valid = list(sw.get_valid_action_object_combinations()) if self.valid_actions else None
-        except Exception as exc:  # py4j: the JVM died or the connection broke
+            with _Deadline(sw, self.call_timeout_s, "step"):
+                obs = str(sw.server.step(command))
+                score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
+                completed = bool(sw.server.getCompleted())
+                valid = list(sw.get_valid_action_object_combinations()) if self.valid_actions else None
+        except Exception as exc:  # py4j: the JVM died or the connection broke; or the deadline killed it
             self._discard_jvm()
             return Transition("The ScienceWorld simulator failed; this episode is not scored.",
                               env_error=f"ScienceWorld JVM failure: {type(exc).__name__}: {exc}")
@@ -352,7 +422,8 @@ class ScienceWorldEnv(CommandEnv):
         obs, info = super().reset(seed=seed, options=options)
         info["score"], info["variation"] = self.score, self.variation
         if self.valid_actions:
-            info["valid_actions"] = list(self._sw.get_valid_action_object_combinations())
+            info["valid_actions"] = self._guarded(lambda sw: list(sw.get_valid_action_object_combinations()),
+                                                  "valid-action listing", self.call_timeout_s)
         return obs, info
 
     def _close(self) -> None:
@@ -373,7 +444,7 @@ class ScienceWorldEnv(CommandEnv):
 
     def variations(self) -> list[int]:
         """The variation indices of ``split`` for ``task`` (starts the JVM if needed)."""
-        return list(self._variation_list(self._jvm()))
+        return list(self._guarded(self._variation_list, "variation listing"))
 
     # ----------------------------------------------------------------- internals
     def _jvm(self) -> Any:
@@ -407,9 +478,22 @@ class ScienceWorldEnv(CommandEnv):
         self._templates = list(_TEMPLATES[key])
         return look
 
-    def _generate_gold(self) -> None:
-        """Reload the variation with its gold path and replay this episode's commands (deterministic simulator)."""
+    def _guarded(self, fn: Any, what: str, seconds: float | None = None) -> Any:
+        """``fn(sw)`` on this env's JVM under a deadline (default ``load_timeout_s``); a JVM killed by it is
+        discarded (raises :class:`SimulatorTimeout`)."""
         sw = self._jvm()
+        try:
+            with _Deadline(sw, self.load_timeout_s if seconds is None else seconds, what):
+                return fn(sw)
+        except SimulatorTimeout:
+            self._discard_jvm()
+            raise
+
+    def _generate_gold(self) -> None:
+        self._guarded(self._generate_gold_in, "gold path generation")
+
+    def _generate_gold_in(self, sw: Any) -> None:
+        """Reload the variation with its gold path and replay this episode's commands (deterministic simulator)."""
         commands, best = list(self._commands), self._best_score
         self._load(sw, gold=True)
         self._gold = [str(a) for a in sw.server.getGoldActionSequence()]
@@ -445,6 +529,7 @@ class ScienceWorldEnv(CommandEnv):
 
 
 __all__ = [
-    "COMPLETED_SCORE", "DEFAULT_TASK", "SIMPLIFICATIONS", "ScienceWorldEnv", "java_available",
+    "COMPLETED_SCORE", "DEFAULT_CALL_TIMEOUT_S", "DEFAULT_LOAD_TIMEOUT_S", "DEFAULT_TASK", "SIMPLIFICATIONS", "ScienceWorldEnv",
+    "SimulatorTimeout", "java_available",
     "shutdown_idle_jvms", "task_names",
 ]
