@@ -22,7 +22,9 @@ Deadlines: every batch of calls into the simulator runs under a watchdog: a step
 reset's load and first look, the gold path's generation and the variation listing ``load_timeout_s`` (default
 :data:`DEFAULT_LOAD_TIMEOUT_S`: the first load in a fresh JVM takes seconds); when it expires the JVM is killed (SIGKILL, which also ends a stopped JVM), which
 breaks py4j's blocked read, and the step returns ``info["env_error"]`` with ``truncated=True`` (a reset or an
-expert call raises :class:`~arl_envs.core.errors.InfrastructureError`); the next reset starts a fresh JVM.
+expert call raises :class:`~arl_envs.core.errors.InfrastructureError`); the next reset starts a fresh JVM. py4j's
+garbage-collection calls into the JVM (made by finalizers on whatever thread collects, outside any deadline) are
+switched off; the Java lists this module fetches are released explicitly under the call's deadline.
 """
 
 from __future__ import annotations
@@ -126,9 +128,36 @@ def _acquire_jvm() -> Any:
         sw_module.launch_gateway = launch_with_opts
         try:
             # The step limit is ours (max_turns); ScienceWorld's own limit only applies in its Python step().
-            return sw_module.ScienceWorldEnv("", envStepLimit=10**9)
+            sw = sw_module.ScienceWorldEnv("", envStepLimit=10**9)
         finally:
             sw_module.launch_gateway = launch
+    _no_finalizer_calls(sw)
+    return sw
+
+
+def _no_finalizer_calls(sw: Any) -> None:
+    """No JVM call from py4j's garbage-collection finalizers: they run on whatever thread happens to collect,
+    outside every deadline, and block for good on a JVM that does not answer. New Java objects get no finalizer, and
+    those of the JVM's start-up (a few gateway objects, left referenced on the Java side) lose theirs; the Java
+    objects this module fetches are released explicitly, under the call's deadline (:func:`_fetch_list`)."""
+    from py4j.protocol import smart_decode
+    from py4j.finalizer import ThreadSafeFinalizer
+
+    client = sw._gateway._gateway_client
+    client.gateway_property.enable_memory_management = False
+    prefix = smart_decode(client.address) + smart_decode(client.port)  # finalizer keys: address + port + object id
+    with ThreadSafeFinalizer.lock:
+        for key in [k for k in ThreadSafeFinalizer.finalizers
+                    if k.startswith(prefix) and not k[len(prefix):len(prefix) + 1].isdigit()]:
+            ThreadSafeFinalizer.finalizers.pop(key, None)
+
+
+def _fetch_list(sw: Any, java_list: Any) -> list[str]:
+    """A Java list's items as Python strings; the Java object is then released on the Java side."""
+    try:
+        return [str(x) for x in java_list]
+    finally:
+        sw._gateway.detach(java_list)
 
 
 def _release_jvm(sw: Any) -> None:
@@ -382,7 +411,7 @@ class ScienceWorldEnv(CommandEnv):
                 obs = str(sw.server.step(command))
                 score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
                 completed = bool(sw.server.getCompleted())
-                valid = list(sw.get_valid_action_object_combinations()) if self.valid_actions else None
+                valid = _fetch_list(sw, sw.server.getValidActionObjectCombinations()) if self.valid_actions else None
         except Exception as exc:  # py4j: the JVM died or the connection broke; or the deadline killed it
             self._discard_jvm()
             return Transition("The ScienceWorld simulator failed; this episode is not scored.",
@@ -422,7 +451,7 @@ class ScienceWorldEnv(CommandEnv):
         obs, info = super().reset(seed=seed, options=options)
         info["score"], info["variation"] = self.score, self.variation
         if self.valid_actions:
-            info["valid_actions"] = self._guarded(lambda sw: list(sw.get_valid_action_object_combinations()),
+            info["valid_actions"] = self._guarded(lambda sw: _fetch_list(sw, sw.server.getValidActionObjectCombinations()),
                                                   "valid-action listing", self.call_timeout_s)
         return obs, info
 
@@ -474,7 +503,7 @@ class ScienceWorldEnv(CommandEnv):
         self.score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
         key = (self.task, self.simplification)
         if key not in _TEMPLATES:
-            _TEMPLATES[key] = tuple(str(t) for t in sw.server.getPossibleActions() if t not in BLOCKED_COMMANDS)
+            _TEMPLATES[key] = tuple(t for t in _fetch_list(sw, sw.server.getPossibleActions()) if t not in BLOCKED_COMMANDS)
         self._templates = list(_TEMPLATES[key])
         return look
 
@@ -496,7 +525,7 @@ class ScienceWorldEnv(CommandEnv):
         """Reload the variation with its gold path and replay this episode's commands (deterministic simulator)."""
         commands, best = list(self._commands), self._best_score
         self._load(sw, gold=True)
-        self._gold = [str(a) for a in sw.server.getGoldActionSequence()]
+        self._gold = _fetch_list(sw, sw.server.getGoldActionSequence())
         self._gold_pos = 0
         for command in commands:
             sw.server.step(command)
@@ -514,7 +543,7 @@ class ScienceWorldEnv(CommandEnv):
             else:
                 getter = {"train": sw.server.getVariationsTrain, "dev": sw.server.getVariationsDev,
                           "test": sw.server.getVariationsTest}[self.split]
-                found = [int(v) for v in list(getter())]
+                found = [int(v) for v in _fetch_list(sw, getter())]
             _VARIATIONS[key] = tuple(found)
         return list(_VARIATIONS[key])
 
