@@ -30,8 +30,10 @@ switched off; the Java lists this module fetches are released explicitly under t
 from __future__ import annotations
 
 import atexit
+import itertools
 import shutil
 import threading
+import time
 from typing import Any, ClassVar
 
 from arl_envs.core.env import Transition
@@ -204,37 +206,74 @@ class SimulatorTimeout(InfrastructureError):
 
 class _Deadline:
     """Kills ``sw``'s JVM if the ``with`` block runs longer than ``seconds``; raises :class:`SimulatorTimeout` on
-    exit when it did (whatever the block raised or returned by then: a killed JVM's answer is not trusted)."""
+    exit when it did (whatever the block raised or returned by then: a killed JVM's answer is not trusted).
+
+    One watchdog thread per process (started with the first deadline) checks the armed deadlines every
+    :data:`WATCHDOG_POLL_S` seconds, so arming one costs a dictionary insert, not a thread per call.
+    """
 
     def __init__(self, sw: Any, seconds: float, what: str) -> None:
         self.proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
         self.seconds, self.what, self.fired = seconds, what, False
-        self._timer: threading.Timer | None = None
+        self._killed = threading.Event()
+        self._token = -1
 
     def _fire(self) -> None:
-        self.fired = True
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            # Reaped before the blocked call returns, so the env's clean-up sees a dead JVM (and never talks to it).
-            try:
-                self.proc.wait(timeout=10)
-            except Exception:  # a kernel that takes longer to reap: _shutdown kills it again
-                pass
+        """Kill and reap the JVM (the watchdog thread, after marking ``fired`` under the watchdog lock)."""
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()  # SIGKILL also ends a stopped JVM; its sockets close and the blocked call returns
+                try:  # reaped before the caller's clean-up, which then sees a dead JVM and never talks to it
+                    self.proc.wait(timeout=10)
+                except Exception:  # a kernel that takes longer to reap: _shutdown kills it again
+                    pass
+        finally:
+            self._killed.set()
 
     def __enter__(self) -> _Deadline:
-        self._timer = threading.Timer(self.seconds, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        global _watchdog_thread
+        with _watch_lock:
+            self._token = next(_watch_tokens)
+            _armed[self._token] = (time.monotonic() + self.seconds, self)
+            if _watchdog_thread is None:
+                _watchdog_thread = threading.Thread(target=_watchdog_loop, name="arl-scienceworld-watchdog",
+                                                    daemon=True)
+                _watchdog_thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        assert self._timer is not None
-        self._timer.cancel()
-        if self.fired:
-            self._timer.join(15)  # _fire has reaped the JVM: the caller's clean-up sees it dead
+        with _watch_lock:
+            _armed.pop(self._token, None)
+            fired = self.fired
+        if fired:
+            self._killed.wait(15)
             raise SimulatorTimeout(
                 f"ScienceWorld {self.what} did not answer within {self.seconds:g} s; the JVM was killed"
             ) from (exc[1] if exc and isinstance(exc[1], BaseException) else None)
+
+
+#: Seconds between two looks of the deadline watchdog at the armed calls (a JVM is killed at most this late).
+WATCHDOG_POLL_S = 0.25
+_watch_lock = threading.Lock()
+_watch_tokens = itertools.count()
+_armed: dict[int, tuple[float, _Deadline]] = {}
+_watchdog_thread: threading.Thread | None = None
+
+
+def _watchdog_loop() -> None:
+    while True:
+        time.sleep(WATCHDOG_POLL_S)
+        now = time.monotonic()
+        with _watch_lock:
+            due = [token for token, (deadline, _) in _armed.items() if deadline <= now]
+            expired = [_armed.pop(token)[1] for token in due]
+            for d in expired:
+                d.fired = True
+        for d in expired:
+            try:
+                d._fire()
+            except Exception:  # noqa: BLE001 - the watchdog must outlive any one kill (the caller still raises)
+                pass
 
 
 def shutdown_idle_jvms() -> int:
