@@ -68,6 +68,10 @@ CLOSE_TIMEOUT_S = 30.0
 ACCEPT_TIMEOUT_S = 120.0
 #: Seconds the driver waits for the TCP connection to an actor's step socket before giving up.
 CONNECT_TIMEOUT_S = 30.0
+#: Seconds :meth:`RayVectorEnv.step` waits for every actor before it kills the ones that have not answered (a hung
+#: actor process: its sub-envs are cut with ``env_error`` and the actor replaced, as after a crash). Each sub-env's
+#: own step is bounded by its env's deadlines (``arl_envs/CONTRACT.md``); this bounds the actor around them.
+DEFAULT_ACTOR_TIMEOUT_S = 900.0
 #: While waiting on step sockets, ask Ray every this many seconds whether a silent actor is still alive (a lost
 #: node may leave its TCP connection open without a reset).
 LIVENESS_CHECK_S = 5.0
@@ -436,6 +440,10 @@ class RayVectorEnv(gym.vector.VectorEnv):
             reporting the actor dead within :data:`LIVENESS_CHECK_S`. A step sent right after ``ray.kill`` may be
             answered by the dying actor (its death then shows on the next call, nothing lost) with either
             transport, far more often with the socket (``benchmarks/ray_kill_race.py``).
+        actor_timeout_s: Seconds :meth:`step` waits for every actor (default :data:`DEFAULT_ACTOR_TIMEOUT_S`);
+            then it kills the actors that have not answered (a hung process; ``SIGKILL`` ends a stopped one too),
+            and their sub-envs end that step truncated with ``info["env_error"]``, on a replacement actor. None:
+            no deadline. ``step_wait(timeout=)`` keeps Gymnasium's meaning (a ``TimeoutError``, the step pending).
         **env_kwargs: Constructor kwargs for every sub-env.
 
     Raises:
@@ -472,6 +480,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         copy: bool = True,
         transport: str = "ray",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        actor_timeout_s: float | None = DEFAULT_ACTOR_TIMEOUT_S,
         **env_kwargs: Any,
     ) -> None:
         ray = import_ray()
@@ -484,6 +493,10 @@ class RayVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"max_restarts must be >= 0, got {max_restarts}")
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
+        if actor_timeout_s is not None and not actor_timeout_s > 0:
+            raise ValueError(f"actor_timeout_s must be > 0 or None, got {actor_timeout_s!r}")
+        self.actor_timeout_s = None if actor_timeout_s is None else float(actor_timeout_s)
+        self._silenced: set[int] = set()  # actors killed by the step deadline, until their replacement
         self.transport = transport
         from arl_envs.vector_modes import as_autoreset_mode
 
@@ -914,9 +927,29 @@ class RayVectorEnv(gym.vector.VectorEnv):
         return self._finish_step(await self._await_pending("step"))
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Step every sub-env (next-step autoreset); see :meth:`step_async` for ``actions``."""
+        """Step every sub-env (next-step autoreset); see :meth:`step_async` for ``actions``. Actors that do not
+        answer within ``actor_timeout_s`` are killed: their sub-envs are cut with ``env_error``."""
         self.step_async(actions)
-        return self.step_wait()
+        if self.actor_timeout_s is None:
+            return self.step_wait()
+        try:
+            return self.step_wait(self.actor_timeout_s)
+        except TimeoutError:
+            self._kill_silent_actors()
+            return self.step_wait()
+
+    def _kill_silent_actors(self) -> None:
+        """Kill every actor whose pending call has not been answered (call ``k`` went to actor ``k``): the next
+        wait then sees them dead and replaces them (:meth:`_recover_step`)."""
+        pending = self._check_pending("step")
+        waiting = {k: c for k, c in enumerate(pending.calls) if k not in pending.got and not isinstance(c, BaseException)}
+        if self.transport == "ray" and waiting:
+            ready, _ = self._ray.wait(list(waiting.values()), num_returns=len(waiting), timeout=0)
+            waiting = {k: c for k, c in waiting.items() if c not in ready}
+        for k in waiting:
+            self._silenced.add(k)
+            with contextlib.suppress(Exception):  # already gone is fine
+                self._ray.kill(self._actors[k], no_restart=True)
 
     def _finish_step(self, results: list[Any]) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         reset_first = self._context
@@ -956,7 +989,10 @@ class RayVectorEnv(gym.vector.VectorEnv):
                       per_env: list[Any]) -> None:
         """Actor ``k`` died during a step: replace it; its mid-episode sub-envs end with ``env_error``."""
         self._replace_actor(k, exc)
-        message = (f"env actor {k} died ({type(exc).__name__}); replaced by a fresh actor, the episode is cut "
+        why = (f"did not answer within {self.actor_timeout_s:g} s and was killed" if k in self._silenced
+               else f"died ({type(exc).__name__})")
+        self._silenced.discard(k)
+        message = (f"env actor {k} {why}; replaced by a fresh actor, the episode is cut "
                    f"and the next step resets this sub-env")
         for i in self._slices[k]:
             self._reset_seeds[i] = self._restart_seed(i)

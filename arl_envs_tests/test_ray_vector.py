@@ -364,3 +364,36 @@ def test_same_step_autoreset_equals_sync_and_cuts_a_crashed_actor() -> None:
     finally:
         venv.close()
         sync.close()
+
+
+def test_a_stopped_actor_is_killed_at_the_step_deadline() -> None:
+    """A hung actor process (SIGSTOP) held ``step`` for as long as it stayed stopped; with ``actor_timeout_s`` the
+    step kills it: its sub-envs end truncated with env_error on a replacement actor, the others go on."""
+    import os
+    import signal
+    import threading
+
+    venv = arl_envs.make_vec("arl/math.arithmetic-v1", 4, mode="ray", envs_per_actor=2, actor_options=ACTOR,
+                             actor_timeout_s=5)
+    box: dict[str, Any] = {}
+    try:
+        venv.reset(seed=3)
+        pid = int(venv.worker_counters()["pid"][2])
+        os.kill(pid, signal.SIGSTOP)
+        t = threading.Thread(target=lambda: box.update(step=venv.step(["no idea"] * 4)), daemon=True)
+        t.start()
+        t.join(180)
+        assert not t.is_alive(), "step still blocked on the stopped actor (no deadline)"
+        _, _, _, trunc, info = box["step"]
+        assert list(trunc) == [False, False, True, True]
+        errors = [_info_at(info, "env_error", i) for i in range(4)]
+        assert errors[:2] == [None, None] and all("did not answer within 5 s" in e for e in errors[2:]), errors
+        assert list(venv.episode_counters()["restarts"]) == [0, 0, 1, 1]
+        fresh = venv.step(["no idea"] * 4)
+        assert [_info_at(fresh[-1], "turn", i) for i in (2, 3)] == [0, 0]
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, UnboundLocalError):
+            pass
+        venv.close()

@@ -16,17 +16,28 @@ Steps call the simulator's ``step``, ``getScore`` and ``getCompleted`` directly:
 ``ScienceWorldEnv.step`` additionally fetches the look/inventory/task texts and the full list of valid
 action-object combinations (thousands of strings) on every step, which costs 10-100x the step itself; that list is
 available here on request (``valid_actions=True`` -> ``info["valid_actions"]``).
+
+Deadlines: every batch of calls into the simulator runs under a watchdog: a step's ``step``/``getScore``/
+``getCompleted`` (and valid-action listing) ``call_timeout_s`` seconds (default :data:`DEFAULT_CALL_TIMEOUT_S`), a
+reset's load and first look, the gold path's generation and the variation listing ``load_timeout_s`` (default
+:data:`DEFAULT_LOAD_TIMEOUT_S`: the first load in a fresh JVM takes seconds); when it expires the JVM is killed (SIGKILL, which also ends a stopped JVM), which
+breaks py4j's blocked read, and the step returns ``info["env_error"]`` with ``truncated=True`` (a reset or an
+expert call raises :class:`~arl_envs.core.errors.InfrastructureError`); the next reset starts a fresh JVM. py4j's
+garbage-collection calls into the JVM (made by finalizers on whatever thread collects, outside any deadline) are
+switched off; the Java lists this module fetches are released explicitly under the call's deadline.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import shutil
 import threading
+import time
 from typing import Any, ClassVar
 
 from arl_envs.core.env import Transition
-from arl_envs.core.errors import DependencyNotInstalled, TaskLoadError
+from arl_envs.core.errors import DependencyNotInstalled, InfrastructureError, TaskLoadError
 from arl_envs.envs.embodied.command_env import CommandEnv
 
 #: Default task: its gold sequences are short (5-6 commands), so expert runs and conformance stay fast.
@@ -35,6 +46,12 @@ DEFAULT_TASK = "find-non-living-thing"
 DEFAULT_MAX_TURNS = 100
 #: ScienceWorld's score of a completed task (its scores are 0-100; negative means the task was failed).
 COMPLETED_SCORE = 100
+#: Seconds a step's simulator calls may take before the JVM is killed and the step becomes ``env_error`` (a step
+#: takes milliseconds).
+DEFAULT_CALL_TIMEOUT_S = 30.0
+#: Seconds a reset's load (or the gold path's generation, a variation listing) may take before the JVM is killed
+#: (the first load of a task in a fresh JVM takes seconds on a loaded machine; later ones well under a second).
+DEFAULT_LOAD_TIMEOUT_S = 120.0
 #: Idle JVMs kept per process for the next env (each holds a few hundred MB).
 MAX_IDLE_JVMS = 2
 #: ScienceWorld's simplifications (``ScienceWorldEnv.get_possible_simplifications()`` plus ``easy`` = all).
@@ -113,9 +130,36 @@ def _acquire_jvm() -> Any:
         sw_module.launch_gateway = launch_with_opts
         try:
             # The step limit is ours (max_turns); ScienceWorld's own limit only applies in its Python step().
-            return sw_module.ScienceWorldEnv("", envStepLimit=10**9)
+            sw = sw_module.ScienceWorldEnv("", envStepLimit=10**9)
         finally:
             sw_module.launch_gateway = launch
+    _no_finalizer_calls(sw)
+    return sw
+
+
+def _no_finalizer_calls(sw: Any) -> None:
+    """No JVM call from py4j's garbage-collection finalizers: they run on whatever thread happens to collect,
+    outside every deadline, and block for good on a JVM that does not answer. New Java objects get no finalizer, and
+    those of the JVM's start-up (a few gateway objects, left referenced on the Java side) lose theirs; the Java
+    objects this module fetches are released explicitly, under the call's deadline (:func:`_fetch_list`)."""
+    from py4j.protocol import smart_decode
+    from py4j.finalizer import ThreadSafeFinalizer
+
+    client = sw._gateway._gateway_client
+    client.gateway_property.enable_memory_management = False
+    prefix = smart_decode(client.address) + smart_decode(client.port)  # finalizer keys: address + port + object id
+    with ThreadSafeFinalizer.lock:
+        for key in [k for k in ThreadSafeFinalizer.finalizers
+                    if k.startswith(prefix) and not k[len(prefix):len(prefix) + 1].isdigit()]:
+            ThreadSafeFinalizer.finalizers.pop(key, None)
+
+
+def _fetch_list(sw: Any, java_list: Any) -> list[str]:
+    """A Java list's items as Python strings; the Java object is then released on the Java side."""
+    try:
+        return [str(x) for x in java_list]
+    finally:
+        sw._gateway.detach(java_list)
 
 
 def _release_jvm(sw: Any) -> None:
@@ -154,6 +198,82 @@ def _shutdown(sw: Any) -> None:
             proc.kill()
             proc.wait(timeout=10)
     sw.close = lambda: None  # ScienceWorldEnv.__del__ calls close() again; the gateway is gone by then
+
+
+class SimulatorTimeout(InfrastructureError):
+    """A batch of simulator calls ran past its deadline; the JVM was killed."""
+
+
+class _Deadline:
+    """Kills ``sw``'s JVM if the ``with`` block runs longer than ``seconds``; raises :class:`SimulatorTimeout` on
+    exit when it did (whatever the block raised or returned by then: a killed JVM's answer is not trusted).
+
+    One watchdog thread per process (started with the first deadline) checks the armed deadlines every
+    :data:`WATCHDOG_POLL_S` seconds, so arming one costs a dictionary insert, not a thread per call.
+    """
+
+    def __init__(self, sw: Any, seconds: float, what: str) -> None:
+        self.proc = getattr(getattr(sw, "_gateway", None), "java_process", None)
+        self.seconds, self.what, self.fired = seconds, what, False
+        self._killed = threading.Event()
+        self._token = -1
+
+    def _fire(self) -> None:
+        """Kill and reap the JVM (the watchdog thread, after marking ``fired`` under the watchdog lock)."""
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()  # SIGKILL also ends a stopped JVM; its sockets close and the blocked call returns
+                try:  # reaped before the caller's clean-up, which then sees a dead JVM and never talks to it
+                    self.proc.wait(timeout=10)
+                except Exception:  # a kernel that takes longer to reap: _shutdown kills it again
+                    pass
+        finally:
+            self._killed.set()
+
+    def __enter__(self) -> _Deadline:
+        global _watchdog_thread
+        with _watch_lock:
+            self._token = next(_watch_tokens)
+            _armed[self._token] = (time.monotonic() + self.seconds, self)
+            if _watchdog_thread is None:
+                _watchdog_thread = threading.Thread(target=_watchdog_loop, name="arl-scienceworld-watchdog",
+                                                    daemon=True)
+                _watchdog_thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with _watch_lock:
+            _armed.pop(self._token, None)
+            fired = self.fired
+        if fired:
+            self._killed.wait(15)
+            raise SimulatorTimeout(
+                f"ScienceWorld {self.what} did not answer within {self.seconds:g} s; the JVM was killed"
+            ) from (exc[1] if exc and isinstance(exc[1], BaseException) else None)
+
+
+#: Seconds between two looks of the deadline watchdog at the armed calls (a JVM is killed at most this late).
+WATCHDOG_POLL_S = 0.25
+_watch_lock = threading.Lock()
+_watch_tokens = itertools.count()
+_armed: dict[int, tuple[float, _Deadline]] = {}
+_watchdog_thread: threading.Thread | None = None
+
+
+def _watchdog_loop() -> None:
+    while True:
+        time.sleep(WATCHDOG_POLL_S)
+        now = time.monotonic()
+        with _watch_lock:
+            due = [token for token, (deadline, _) in _armed.items() if deadline <= now]
+            expired = [_armed.pop(token)[1] for token in due]
+            for d in expired:
+                d.fired = True
+        for d in expired:
+            try:
+                d._fire()
+            except Exception:  # noqa: BLE001 - the watchdog must outlive any one kill (the caller still raises)
+                pass
 
 
 def shutdown_idle_jvms() -> int:
@@ -199,13 +319,16 @@ class ScienceWorldEnv(CommandEnv):
     Episode end:
         Terminated when the task is completed (score 100, ``success=True``) or failed (ScienceWorld's score
         below 0, e.g. focusing on the wrong object), or after more than ``max_invalid_actions`` (default 10)
-        malformed replies. Truncated after ``max_turns`` (default 100) turns. A dead JVM is ``info["env_error"]``
-        (truncated; a fresh JVM at the next reset).
+        malformed replies. Truncated after ``max_turns`` (default 100) turns. A dead JVM, or one that does not
+        answer within ``call_timeout_s`` (it is killed), is ``info["env_error"]`` (truncated; a fresh JVM at the
+        next reset).
     Arguments:
         task (str, default ``"find-non-living-thing"``), simplification (str, default ``""``; comma-separated
         names from :data:`SIMPLIFICATIONS`), split (``"train"`` | ``"dev"`` | ``"test"`` | ``"all"``, default
         ``"train"``), valid_actions (bool, default False), keep_jvm_warm (bool, default True: close() returns the
-        JVM to the process pool), show_admissible, action_format, reward_weights, max_turns,
+        JVM to the process pool), call_timeout_s (seconds a step's simulator calls may take before the JVM is
+        killed, default 30), load_timeout_s (the same for a reset's load and the gold path, default 120),
+        show_admissible, action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Expert:
         ScienceWorld's gold action sequence of the variation (``get_gold_action_sequence()``), generated on the
@@ -235,8 +358,12 @@ class ScienceWorldEnv(CommandEnv):
         split: str = "train",
         valid_actions: bool = False,
         keep_jvm_warm: bool = True,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        load_timeout_s: float = DEFAULT_LOAD_TIMEOUT_S,
         **kwargs: Any,
     ) -> None:
+        if not (call_timeout_s > 0 and load_timeout_s > 0):
+            raise ValueError(f"call_timeout_s and load_timeout_s must be > 0, got {call_timeout_s!r}, {load_timeout_s!r}")
         _import_scienceworld()
         if not java_available():
             raise DependencyNotInstalled(_JAVA_HINT)
@@ -259,6 +386,8 @@ class ScienceWorldEnv(CommandEnv):
         self.split = split
         self.valid_actions = bool(valid_actions)
         self.keep_jvm_warm = bool(keep_jvm_warm)
+        self.call_timeout_s = float(call_timeout_s)
+        self.load_timeout_s = float(load_timeout_s)
         self._sw: Any = None
         self._templates: list[str] = []
         self.variation = -1
@@ -288,6 +417,14 @@ class ScienceWorldEnv(CommandEnv):
 
     def _new_episode(self, task_id: str | None) -> tuple[str, str]:
         sw = self._jvm()
+        try:
+            with _Deadline(sw, self.load_timeout_s, "reset"):
+                return self._new_episode_in(sw, task_id)
+        except SimulatorTimeout:
+            self._discard_jvm()
+            raise
+
+    def _new_episode_in(self, sw: Any, task_id: str | None) -> tuple[str, str]:
         if task_id is None:
             variations = self._variation_list(sw)
             variation = variations[int(self.np_random.integers(0, len(variations)))]
@@ -313,11 +450,12 @@ class ScienceWorldEnv(CommandEnv):
                               info={"score": self.score})
         sw = self._sw
         try:
-            obs = str(sw.server.step(command))
-            score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
-            completed = bool(sw.server.getCompleted())
-            valid = list(sw.get_valid_action_object_combinations()) if self.valid_actions else None
-        except Exception as exc:  # py4j: the JVM died or the connection broke
+            with _Deadline(sw, self.call_timeout_s, "step"):
+                obs = str(sw.server.step(command))
+                score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
+                completed = bool(sw.server.getCompleted())
+                valid = _fetch_list(sw, sw.server.getValidActionObjectCombinations()) if self.valid_actions else None
+        except Exception as exc:  # py4j: the JVM died or the connection broke; or the deadline killed it
             self._discard_jvm()
             return Transition("The ScienceWorld simulator failed; this episode is not scored.",
                               env_error=f"ScienceWorld JVM failure: {type(exc).__name__}: {exc}")
@@ -356,7 +494,8 @@ class ScienceWorldEnv(CommandEnv):
         info = super()._reset_info()
         info["score"], info["variation"] = self.score, self.variation
         if self.valid_actions:
-            info["valid_actions"] = list(self._sw.get_valid_action_object_combinations())
+            info["valid_actions"] = self._guarded(lambda sw: _fetch_list(sw, sw.server.getValidActionObjectCombinations()),
+                                                  "valid-action listing", self.call_timeout_s)
         return info
 
     def _close(self) -> None:
@@ -377,7 +516,7 @@ class ScienceWorldEnv(CommandEnv):
 
     def variations(self) -> list[int]:
         """The variation indices of ``split`` for ``task`` (starts the JVM if needed)."""
-        return list(self._variation_list(self._jvm()))
+        return list(self._guarded(self._variation_list, "variation listing"))
 
     # ----------------------------------------------------------------- internals
     def _jvm(self) -> Any:
@@ -407,16 +546,29 @@ class ScienceWorldEnv(CommandEnv):
         self.score = int(round(COMPLETED_SCORE * float(sw.server.getScore())))
         key = (self.task, self.simplification)
         if key not in _TEMPLATES:
-            _TEMPLATES[key] = tuple(str(t) for t in sw.server.getPossibleActions() if t not in BLOCKED_COMMANDS)
+            _TEMPLATES[key] = tuple(t for t in _fetch_list(sw, sw.server.getPossibleActions()) if t not in BLOCKED_COMMANDS)
         self._templates = list(_TEMPLATES[key])
         return look
 
-    def _generate_gold(self) -> None:
-        """Reload the variation with its gold path and replay this episode's commands (deterministic simulator)."""
+    def _guarded(self, fn: Any, what: str, seconds: float | None = None) -> Any:
+        """``fn(sw)`` on this env's JVM under a deadline (default ``load_timeout_s``); a JVM killed by it is
+        discarded (raises :class:`SimulatorTimeout`)."""
         sw = self._jvm()
+        try:
+            with _Deadline(sw, self.load_timeout_s if seconds is None else seconds, what):
+                return fn(sw)
+        except SimulatorTimeout:
+            self._discard_jvm()
+            raise
+
+    def _generate_gold(self) -> None:
+        self._guarded(self._generate_gold_in, "gold path generation")
+
+    def _generate_gold_in(self, sw: Any) -> None:
+        """Reload the variation with its gold path and replay this episode's commands (deterministic simulator)."""
         commands, best = list(self._commands), self._best_score
         self._load(sw, gold=True)
-        self._gold = [str(a) for a in sw.server.getGoldActionSequence()]
+        self._gold = _fetch_list(sw, sw.server.getGoldActionSequence())
         self._gold_pos = 0
         for command in commands:
             sw.server.step(command)
@@ -434,7 +586,7 @@ class ScienceWorldEnv(CommandEnv):
             else:
                 getter = {"train": sw.server.getVariationsTrain, "dev": sw.server.getVariationsDev,
                           "test": sw.server.getVariationsTest}[self.split]
-                found = [int(v) for v in list(getter())]
+                found = [int(v) for v in _fetch_list(sw, getter())]
             _VARIATIONS[key] = tuple(found)
         return list(_VARIATIONS[key])
 
@@ -449,6 +601,7 @@ class ScienceWorldEnv(CommandEnv):
 
 
 __all__ = [
-    "COMPLETED_SCORE", "DEFAULT_TASK", "SIMPLIFICATIONS", "ScienceWorldEnv", "java_available",
+    "COMPLETED_SCORE", "DEFAULT_CALL_TIMEOUT_S", "DEFAULT_LOAD_TIMEOUT_S", "DEFAULT_TASK", "SIMPLIFICATIONS", "ScienceWorldEnv",
+    "SimulatorTimeout", "java_available",
     "shutdown_idle_jvms", "task_names",
 ]

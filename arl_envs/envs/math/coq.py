@@ -1,22 +1,36 @@
-"""Checking Coq proof scripts in the sandbox: a lexical pre-check, then ``coqc`` twice (proof, then statement).
+"""Checking Coq proof scripts in the sandbox: a lexical pre-check, ``coqc`` twice (proof, then statement), ``coqchk``.
 
 Used by :class:`arl_envs.envs.math.formal.FormalProofEnv`. The check of one submission:
 
-1. **Pre-check** (no Coq run): comments removed, the file must declare ``Theorem <name> :`` (or ``Lemma``);
-   commands that escape the proof's purpose are refused: unfinished proofs (``Admitted``, ``admit``,
-   ``Admit Obligations``), new assumptions (``Axiom``, ``Parameter``, ``Hypothesis``, ``Variable``,
-   ``Conjecture``, ``Context``), file and process access (``Load``, ``Redirect``, ``Cd``, ``Drop``,
-   ``Declare ML Module``, ``Add LoadPath``, ``Extraction``), checker switches (``Unset Guard Checking``,
-   ``bypass_check``), notations (``Notation``, ``Infix``), ``Require`` of anything outside
-   :data:`ALLOWED_MODULES`, and (re)declarations of any identifier the statement uses (``nat``, ``eq``,
-   ``plus``...).
+1. **Pre-check** (no Coq run): comments removed; outside comments the file must be ASCII (no Unicode look-alikes
+   or separators that Coq's lexer and this one could split differently) and must declare ``Theorem <name> :`` (or
+   ``Lemma``). Words are ASCII identifiers (``[A-Za-z_][A-Za-z0-9_']*``; any other character ends a word), so a
+   forbidden word is seen wherever Coq could read it as a keyword. Refused, whatever the locality prefix
+   (``Local``, ``Global``, ``Polymorphic``, ``#[local]``...): every command that declares an assumption
+   (``Axiom(s)``, ``Conjecture(s)``, ``Parameter(s)``, ``Hypothesis``/``Hypotheses``, ``Variable(s)``,
+   ``Context``, ``Declare Instance``/``Declare Module``, ``Primitive``, ``Register``), unfinished proofs
+   (``Admitted``, ``admit``, ``give_up``, ``Admit Obligations``, ``Abort``), modules, module types, functors and
+   ``Include`` (functor arguments are assumptions), checker switches (``Unset ...``, ``bypass_check``,
+   ``Checking``, ``Definitional UIP``), file and process access (``Load``, ``Redirect``, ``Cd``, ``Drop``,
+   ``Declare ML Module``, ``Add (Rec) LoadPath``, ``Add ML Path``, every ``Extraction``/``Extract`` command),
+   string literals anywhere but in a tactic message (``idtac "..."``, ``fail [n] "..."``) or ``Set Warnings`` /
+   ``Set Default Goal Selector`` (every Coq command that reads or writes a file names it with a string:
+   ``Print Universes "f"``, ``Load "f"``, ``Locate File "f"``...), notations (``Notation``, ``Infix``),
+   ``Require`` of anything outside :data:`ALLOWED_MODULES` (and ``From``), and (re)declarations of any identifier
+   the statement uses (``nat``, ``eq``, ``plus``...).
 2. **Compile** ``Submission.v`` (with the lemma's shipped definitions in ``ArlDefs.v``) in a fresh sandbox work
-   directory, under a wall/CPU time limit.
+   directory, under a wall/CPU time and memory limit (running out of memory is reported as memory, not time).
 3. **Statement and axioms**: the env writes ``ArlCheck.v`` AFTER step 2 (so nothing the submission wrote can
    replace it), which, in a clean environment (the submission is ``Require``-d, never imported, so none of its
    notations or scopes apply), re-states the lemma as given and proves it with ``exact Submission.<name>``
-   (the statement the agent proved must be convertible to the given one), then ``Print Assumptions`` on it,
-   which must answer ``Closed under the global context`` (no axioms, no ``Admitted``, no unsafe fixpoints).
+   (the statement the agent proved must be convertible to the given one), then ``Print Assumptions`` on it.
+   Its whole output must be exactly ``Closed under the global context``: any axiom, admitted lemma, unsafe
+   fixpoint or type-in-type makes Coq print a list headed ``Axioms:`` instead, and a name the submission chose
+   cannot turn that list into the one accepted reply.
+4. **Kernel re-check**: ``coqchk -o -norec Submission`` re-checks the compiled ``Submission.vo`` with Coq's
+   independent checker and prints its context summary (:func:`parse_coqchk_summary`); it must list no axiom
+   outside the standard library (``Coq.*``) and nothing relying on type-in-type, unsafe (co)fixpoints or assumed
+   positivity. This sees assumptions declared anywhere in the file, used by the theorem or not.
 
 The sandbox is the second line of defence: no network, read-only system files, a fresh work directory per check.
 """
@@ -57,12 +71,18 @@ FORBIDDEN_WORDS: dict[str, str] = {
     "Variable": "new assumptions are not allowed",
     "Variables": "new assumptions are not allowed",
     "Conjecture": "new assumptions are not allowed",
+    "Conjectures": "new assumptions are not allowed",
     "Context": "new assumptions are not allowed",
+    "Primitive": "declaring primitives is not allowed",
+    "Register": "registering constants is not allowed",
+    "Module": "modules, module types and functors are not allowed (their parameters are assumptions)",
+    "Include": "modules, module types and functors are not allowed (their parameters are assumptions)",
+    "UIP": "changing the logic is not allowed",
     "Load": "loading files is not allowed",
     "Redirect": "writing files is not allowed",
     "Cd": "changing directory is not allowed",
     "Drop": "leaving the Coq toplevel is not allowed",
-    "Declare": "declaring ML modules and new grammar is not allowed",
+    "Declare": "declarations without a proof (Declare Instance/Module) and ML modules are not allowed",
     "LoadPath": "changing the load path is not allowed",
     "ML": "ML plugins are not allowed",
     "Extraction": "extraction (writes files) is not allowed",
@@ -85,10 +105,26 @@ _DECLARATION = re.compile(
     r"(?:Type\s+)?([A-Za-z_][\w']*)"
 )
 _IDENT = re.compile(r"[A-Za-z_][\w']*")
-_WORD = re.compile(r"[A-Za-z_][\w']*")
+#: A word of the pre-check: ASCII only, so any other character ends it (conservative against Unicode tricks).
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
+#: A Coq string literal (``""`` is an escaped quote) in comment-free code.
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+#: What may stand right before a string literal: a tactic's message or one of two harmless options.
+_STRING_ALLOWED_AFTER = re.compile(
+    r"(?<![A-Za-z0-9_'])(?:(?:idtac|fail|gfail)(?:\s+\d+)?|Set\s+Warnings|Set\s+Default\s+Goal\s+Selector)\s*\Z"
+)
 _REQUIRE = re.compile(r"\bRequire\b(.*?)\.(?=\s|$)", re.DOTALL)
-#: Coq's reply to ``Print Assumptions`` for a proof that uses no axiom.
+#: Coq's whole reply to ``Print Assumptions`` for a proof that uses no axiom.
 CLOSED = "Closed under the global context"
+#: Header of ``coqchk -o``'s context summary, and its sections that must be empty (``<none>``).
+COQCHK_HEADER = "CONTEXT SUMMARY"
+COQCHK_MUST_BE_EMPTY = (
+    "Constants/Inductives relying on type-in-type",
+    "Constants/Inductives relying on unsafe (co)fixpoints",
+    "Inductives whose positivity is assumed",
+)
+#: Axioms ``coqchk`` may list: the standard library's (``Coq.ssr.ssrunder`` declares some in every session).
+STDLIB_PREFIX = "Coq."
 #: Characters of Coq's messages shown to the agent.
 MAX_MESSAGE_CHARS = 2_000
 #: Exit status of ``sh`` when the command is missing (coqc absent from the sandbox image).
@@ -154,7 +190,8 @@ class CheckOutcome:
 
     Attributes:
         accepted: Coq accepted the file, the statement is unchanged and no axiom is used.
-        stage: ``"precheck"``, ``"compile"``, ``"statement"``, ``"assumptions"``, ``"timeout"`` or ``"accepted"``.
+        stage: ``"precheck"``, ``"compile"``, ``"statement"``, ``"assumptions"``, ``"kernel"`` (coqchk refused
+            the compiled file), ``"timeout"``, ``"memory"``, ``"error"`` (infrastructure) or ``"accepted"``.
         message: What the agent is told (Coq's error message, clipped, or the reason for refusal).
         env_error: An infrastructure failure (the check did not happen); None otherwise.
     """
@@ -221,9 +258,18 @@ def precheck(lemma: Lemma, source: str) -> str | None:
     See the module docstring for the rules.
     """
     code = strip_comments(source)
+    odd = next((ch for ch in code if ord(ch) > 127), None)
+    if odd is not None:
+        return f"the non-ASCII character {odd!r} (U+{ord(odd):04X}) is not allowed outside comments"
     for word in _WORD.findall(code):
         if word in FORBIDDEN_WORDS:
             return f"`{word}` is not allowed: {FORBIDDEN_WORDS[word]}"
+    for m in _STRING.finditer(code):
+        if _STRING_ALLOWED_AFTER.search(code, max(0, m.start() - 64), m.start()) is None:
+            return (
+                f"the string {m.group(0)[:40]} is not allowed here: strings name files (Print Universes \"f\", "
+                "Load, Locate File...); only `idtac \"...\"`, `fail \"...\"` and `Set Warnings \"...\"` take one"
+            )
     for m in _REQUIRE.finditer(code):
         for module in m.group(1).split():
             if module in ("Import", "Export"):
@@ -267,6 +313,49 @@ def _coqc(*files: str) -> str:
     # Relative names only: the work directory is the sandbox's current directory on every backend.
     compile_all = " && ".join(f"coqc -q {f}" for f in files)
     return f'OCAMLFIND_CONF="$PWD/.findlib.conf"; export OCAMLFIND_CONF; {compile_all}'
+
+
+def _coqchk(library: str) -> str:
+    # -norec: the library itself is re-checked, its dependencies (the stdlib, ArlDefs) are admitted; -o prints the
+    # context summary that parse_coqchk_summary reads.
+    return f'coqchk -silent -o -Q . "" -norec {library}'
+
+
+def parse_coqchk_summary(text: str) -> dict[str, list[str]] | None:
+    """The sections of ``coqchk -o``'s context summary: section title -> the names it lists.
+
+    The summary is ``CONTEXT SUMMARY``, a rule, then sections ``* <title>: <none>`` or ``* <title>:`` followed by
+    one indented qualified name per line (``* Theory: ...`` is a one-line section, returned with no names). Names
+    are qualified identifiers, so nothing a submission names can add a line or a section. Returns None when the
+    text does not have this structure (a failed check, or a format this parser does not know: refused).
+    """
+    lines = text.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == COQCHK_HEADER)
+    except StopIteration:
+        return None
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in lines[start + 1 :]:
+        stripped = line.strip()
+        if not stripped or set(stripped) == {"="}:
+            continue
+        if line.startswith("* "):
+            title, sep, rest = line[2:].partition(":")
+            if not sep or title in sections:
+                return None
+            rest = rest.strip()
+            current = None if (rest == "<none>" or title == "Theory") else []
+            sections[title] = current if current is not None else []
+            if rest and rest != "<none>" and title != "Theory":
+                return None
+        elif current is not None and line.startswith("  ") and re.fullmatch(r"[\w'.]+", stripped):
+            current.append(stripped)
+        else:
+            return None
+    if "Axioms" not in sections or any(title not in sections for title in COQCHK_MUST_BE_EMPTY):
+        return None
+    return sections
 
 
 class CoqChecker:
@@ -342,9 +431,9 @@ class CoqChecker:
         bad = self._infrastructure(first)
         if bad is not None:
             return bad
-        if first.timed_out or first.signal is not None:
-            return CheckOutcome(False, "timeout", f"Coq ran out of time (limit {self.timeout_s:g} s of CPU; "
-                                f"{first.describe()}).")
+        limit = self._limit_hit(first, "Coq")
+        if limit is not None:
+            return limit
         if not first.ok:
             return CheckOutcome(False, "compile", "Coq rejected the file:\n" + _clip(first.stdout + first.stderr))
         # Written only now, so nothing the submission's compilation wrote can stand in for it.
@@ -352,8 +441,9 @@ class CoqChecker:
         bad = self._infrastructure(second)
         if bad is not None:
             return bad
-        if second.timed_out or second.signal is not None:
-            return CheckOutcome(False, "timeout", f"Checking the statement ran out of time (limit {self.timeout_s:g} s of CPU).")
+        limit = self._limit_hit(second, "Checking the statement")
+        if limit is not None:
+            return limit
         if not second.ok:
             return CheckOutcome(
                 False,
@@ -361,18 +451,51 @@ class CoqChecker:
                 f"Coq accepted the file, but `{lemma.id}` does not prove the given statement "
                 f"`{lemma.statement}`:\n" + _clip(second.stdout + second.stderr),
             )
-        if CLOSED not in second.stdout:
+        if second.stdout.strip() != CLOSED:
             return CheckOutcome(
                 False, "assumptions", f"`{lemma.id}` depends on assumptions:\n" + _clip(second.stdout)
             )
+        third = self._sandbox.run(_coqchk("Submission"))
+        bad = self._infrastructure(third, "coqchk")
+        if bad is not None:
+            return bad
+        limit = self._limit_hit(third, "Re-checking the compiled file (coqchk)")
+        if limit is not None:
+            return limit
+        # coqchk 8.16 prints the summary on stderr.
+        report = third.stderr if COQCHK_HEADER in third.stderr else third.stdout
+        summary = parse_coqchk_summary(report) if third.ok else None
+        if summary is None:
+            return CheckOutcome(
+                False, "kernel", "Coq's independent checker (coqchk) rejected the compiled file:\n"
+                + _clip(third.stdout + third.stderr)
+            )
+        unsafe = [f"{section}: {name}" for section, names in summary.items() for name in names
+                  if section in COQCHK_MUST_BE_EMPTY or not name.startswith(STDLIB_PREFIX)]
+        if unsafe:
+            return CheckOutcome(
+                False, "assumptions", "The compiled file declares assumptions (coqchk):\n" + _clip("\n".join(unsafe))
+            )
         return CheckOutcome(True, "accepted", "Coq accepted the proof: the statement is proved with no axioms.")
 
-    def _infrastructure(self, result: Any) -> CheckOutcome | None:
+    def _limit_hit(self, result: Any, what: str) -> CheckOutcome | None:
+        """The outcome of a run killed by a limit: memory (the cgroup's OOM kill, or Coq's own ``Out of memory``
+        under an address-space limit) is told apart from time (wall clock or CPU); None when no limit was hit."""
+        if result.oom_killed or (not result.ok and "Out of memory" in result.stdout + result.stderr):
+            mb = self._sandbox.limits.memory_mb
+            return CheckOutcome(False, "memory", f"{what} ran out of memory (limit {mb} MiB; {result.describe()}).")
+        if result.timed_out or result.signal is not None:
+            return CheckOutcome(False, "timeout", f"{what} ran out of time (limit {self.timeout_s:g} s of CPU; "
+                                f"{result.describe()}).")
+        return None
+
+    def _infrastructure(self, result: Any, command: str = "coqc") -> CheckOutcome | None:
         if result.sandbox_error is not None:
             return CheckOutcome(False, "error", "The sandbox failed.", env_error=result.sandbox_error)
-        if result.exit_code == COMMAND_NOT_FOUND and "coqc" in result.stderr:
-            return CheckOutcome(False, "error", "coqc is missing in the sandbox.", env_error=f"coqc not found in the "
-                                f"{self._backend} sandbox (install coq in its image): {result.stderr.strip()[:200]}")
+        if result.exit_code == COMMAND_NOT_FOUND and command in result.stderr:
+            return CheckOutcome(False, "error", f"{command} is missing in the sandbox.", env_error=f"{command} not "
+                                f"found in the {self._backend} sandbox (install coq in its image): "
+                                f"{result.stderr.strip()[:200]}")
         return None
 
     def close(self) -> None:

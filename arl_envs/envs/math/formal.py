@@ -64,11 +64,15 @@ class FormalProofEnv(AgentEnv):
         One of the shipped lemmas (``data/coq_lemmas.json``: 78 lemmas on nat arithmetic, lists and logic, each
         with a reference proof) per episode. The agent writes the whole ``.v`` file: the given imports, the theorem
         exactly as stated, and a proof ending in ``Qed.``. The file is checked by ``coqc`` inside the sandbox
-        (see :mod:`arl_envs.envs.math.coq`): a pre-check refuses ``Admitted``/``admit``/``Axiom``/``Parameter``/
-        ``Hypothesis``/``Variable``, notations, file/process commands (``Load``, ``Redirect``, ``Cd``, ``Drop``,
-        ``Declare ML Module``) and ``Require`` of non-stdlib modules; then Coq compiles the file, and a separate
-        file written by the env re-states the lemma in a clean environment, proves it with the submission's
-        constant and runs ``Print Assumptions`` (must be closed under the global context). Lean 4 is not
+        (see :mod:`arl_envs.envs.math.coq`): a pre-check refuses every assumption-declaring command in any
+        spelling (``Axiom(s)``, ``Conjecture(s)``, ``Parameter(s)``, ``Hypothesis``/``Hypotheses``,
+        ``Variable(s)``, ``Context``, ``Declare ...``, ``Primitive``, modules), unfinished proofs (``Admitted``,
+        ``admit``...), checker switches, notations, every command that reads or writes a file (string literals
+        only in tactic messages), non-ASCII code and ``Require`` of non-stdlib modules; then Coq compiles the file,
+        a separate file written by the env re-states the lemma in a clean environment, proves it with the
+        submission's constant and runs ``Print Assumptions`` (its whole reply must be exactly ``Closed under the
+        global context``), and ``coqchk`` re-checks the compiled file (no axiom of its own, nothing unsafe).
+        Running out of memory is reported as memory (``coq_stage == "memory"``), not as time. Lean 4 is not
         supported: its toolchain is not installed on this project's machines.
     Observation:
         The lemma and the file skeleton; after a failed attempt, Coq's error message (clipped to 2,000 characters)

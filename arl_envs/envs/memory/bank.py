@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -14,7 +15,7 @@ from arl_envs.core.actions import ParseError, parse_untrusted_python
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
-from arl_envs.envs.search.scoring import exact_match, f1, normalize_answer
+from arl_envs.envs.search.scoring import exact_match, f1
 
 #: Default bank capacity (entries) and entry length (characters).
 DEFAULT_MAX_ENTRIES = 24
@@ -109,26 +110,50 @@ class Scenario:
     questions: list[tuple[str, str]] = field(default_factory=list)
 
 
-#: An entry may name more values of one attribute than people only up to this many ("moved from X to Y").
+#: Most values of one attribute an entry may name and still hold one of them (the later one: "moved from X to Y").
 MAX_VALUES_PER_ENTRY = 2
 
 
-def _holds(text: str, person: str, value: str, people: tuple[str, ...] | list[str] = ()) -> bool:
-    """Whether ``text`` states ``person``'s ``value``.
+def _words(text: str) -> str:
+    """``text`` lower-cased (Unicode NFC) with every run of non-word characters made one space, padded by spaces:
+    ``"Ana Vask's city: Oslo"`` -> ``" ana vask s city oslo "`` (so names and values match as whole words)."""
+    return " " + " ".join(re.split(r"\W+", unicodedata.normalize("NFC", text).lower())).strip() + " "
 
-    With ``people`` (the cast), an entry listing more values of that attribute than
-    ``max(MAX_VALUES_PER_ENTRY, people named in it)`` holds none of them: a dump of every possible value
-    ("Ana: Lisbon Oslo Quito ...") is not a memory of the fact.
+
+def _mentions(words: str, phrase: str) -> list[int]:
+    """Start offsets of ``phrase`` as whole words in ``words`` (a :func:`_words` string)."""
+    target = _words(phrase)
+    if not target.strip():
+        return []
+    out, i = [], words.find(target)
+    while i >= 0:
+        out.append(i)
+        i = words.find(target, i + 1)
+    return out
+
+
+def _holds(text: str, person: str, value: str, people: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether ``text`` states, unambiguously, that ``person``'s attribute has ``value``.
+
+    Names and values match as whole words (:func:`_words`). With ``people`` (the cast) an entry holds
+    a fact only when ``person`` is the one member of the cast it names, and, of the values of ``value``'s
+    attribute, it names ``value`` alone, or it names two and ``value`` comes last (the dialogue's own phrasing of
+    a change: "moved from Lisbon to Oslo" holds Oslo). So an entry that names several people, or lists more values
+    than that, holds nothing of the attribute: it states nothing about one person ("Ana, Bo, Cy: Lisbon, Oslo,
+    Quito" or every value of every attribute is no memory of a fact).
     """
-    norm = normalize_answer(text)
-    if not (normalize_answer(person) in norm and normalize_answer(value) in norm):
+    norm = _words(text)
+    if not (_mentions(norm, person) and _mentions(norm, value)):
         return False
     if not people:
         return True
+    if sum(bool(_mentions(norm, p)) for p in people) != 1:
+        return False
     values = next((spec[0] for spec in ATTRIBUTES.values() if value in spec[0]), ())
-    named = sum(normalize_answer(p) in norm for p in people)
-    listed = sum(normalize_answer(v) in norm for v in values)
-    return listed <= max(MAX_VALUES_PER_ENTRY, named)
+    listed = sorted((max(_mentions(norm, v)), v) for v in values if _mentions(norm, v))
+    if len(listed) > MAX_VALUES_PER_ENTRY:
+        return False
+    return listed[-1][1] == value
 
 
 def generate_scenario(rng: Any, n_people: int, n_sessions: int, n_questions: int) -> Scenario:
@@ -262,9 +287,9 @@ class MemoryBankEnv(AgentEnv):
         an ``update`` of an entry holding the old fact, or an ``add``, whose text has the new value, with no entry
         left holding the old one; retract: a ``delete`` of the entry holding the fact; a session without events:
         ``noop()``), minus the still-true facts that operations destroyed, also per event (so padding a reply
-        with ``noop()`` does not dilute the loss). An entry listing more
-        values of one attribute than ``max(2, people it names)`` holds none of them (no credit for dumping every
-        possible value). ``format`` (weight 0.1):
+        with ``noop()`` does not dilute the loss). An entry holds a fact only when it names one person of
+        the cast and, of that attribute, only the value (or two values, the later one held: "moved from X to Y"),
+        so entries naming several people or several values earn nothing. ``format`` (weight 0.1):
         raw -1 per malformed reply or a call of the wrong phase.
     Episode end:
         Terminated after the last question (success: every answer exact) or after more than
@@ -276,8 +301,8 @@ class MemoryBankEnv(AgentEnv):
         max_entry_chars (default 160), metric ("em" | "f1"), action_format, reward_weights, max_turns,
         max_invalid_actions, render_mode.
     Version history:
-        v1: current: lost true facts counted per event, no progress for entries that dump every value of an
-        attribute (v0, retired: CHANGELOG.md).
+        v1: current: lost true facts counted per event; an entry is credited only for a fact about the one person
+        it names, with one value (``progress``) (v0, retired: CHANGELOG.md).
     """
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.2, "format": 0.1}

@@ -10,10 +10,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, fenced_code_blocks, find_blocks, parse_untrusted_python
+from arl_envs.core.actions import ParseError, fenced_code_blocks, find_blocks
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
+from arl_envs.envs.selfplay.purity import check_program
 
 TASK_TYPES = ("deduction", "abduction", "induction")
 #: Default solver attempts per proposal (AZR estimates learnability from n rollouts of the solver).
@@ -25,24 +26,10 @@ MIN_INDUCTION_INPUTS = 4
 MAX_INPUTS = 10
 #: Set in every sandboxed run: Python's str hashing (and so set iteration order) is the same in every process.
 FIXED_HASH_ENV = {"PYTHONHASHSEED": "0"}
-#: Longest program / literal accepted, characters.
-MAX_PROGRAM_CHARS = 4_000
+#: Longest literal accepted, characters (programs: :data:`arl_envs.envs.selfplay.purity.MAX_PROGRAM_CHARS`).
 MAX_LITERAL_CHARS = 1_000
 #: Raw ``format`` part of an invalid proposal (AZR: -1 for programs that error, are non-deterministic or time out).
 INVALID_PROPOSAL_PENALTY = -1.0
-#: Modules a program may import (pure computation); anything else (os, sys, io, random, time...) is refused.
-ALLOWED_IMPORTS = frozenset(
-    {"math", "itertools", "functools", "collections", "string", "re", "heapq", "bisect", "operator", "fractions",
-     "statistics", "typing", "dataclasses", "copy"}
-)
-#: Builtins a program may not call (I/O, introspection, dynamic code).
-FORBIDDEN_NAMES = frozenset(
-    {"open", "eval", "exec", "compile", "__import__", "input", "breakpoint", "globals", "locals", "vars", "help",
-     "exit", "quit", "getattr", "setattr", "delattr", "memoryview", "id", "hash", "print"}
-)
-#: Attributes / imported names a program may not use: they reach any attribute (dunders included) or run code
-#: from strings (``operator.attrgetter("__globals__")``, ``typing.get_type_hints`` evaluates annotations...).
-FORBIDDEN_ATTRIBUTES = frozenset({"attrgetter", "methodcaller", "get_type_hints", "get_field", "Formatter", "vformat"})
 _INPUTS_TAG = re.compile(r"<inputs>", re.IGNORECASE)
 _ANSWER_TAG = re.compile(r"<answer>", re.IGNORECASE)
 
@@ -74,41 +61,6 @@ def _gen_input(kind: str, rng: Any) -> Any:
     if kind == "word":
         return _WORDS[int(rng.integers(0, len(_WORDS)))]
     return [int(v) for v in rng.integers(-6, 10, size=int(rng.integers(3, 7)))]
-
-
-def check_program(program: str) -> str | None:
-    """Why ``program`` is not an acceptable proposal/solution (None when it is).
-
-    Rules (the Absolute Zero validity checks, as far as they are static): it parses, defines a top-level function
-    ``f``, imports only :data:`ALLOWED_IMPORTS`, and names none of :data:`FORBIDDEN_NAMES` /
-    :data:`FORBIDDEN_ATTRIBUTES`, no attribute starting with ``_`` (dunders, and private helpers such as
-    ``typing._eval_type`` that evaluate strings as code) and imports no name starting with ``_``.
-    """
-    if len(program) > MAX_PROGRAM_CHARS:
-        return f"the program is longer than {MAX_PROGRAM_CHARS} characters"
-    try:
-        tree = parse_untrusted_python(program, "exec")
-    except SyntaxError as exc:
-        return f"the program does not parse: {exc}"
-    if not any(isinstance(n, ast.FunctionDef) and n.name == "f" for n in tree.body):
-        return "the program must define a top-level function f(x)"
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            bad = [m for m in mods if m.split(".")[0] not in ALLOWED_IMPORTS]
-            if bad:
-                return f"importing {bad[0]!r} is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})"
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            return f"using {node.id!r} is not allowed (no I/O, introspection or dynamic code)"
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            return f"private and dunder attributes ({node.attr}) are not allowed"
-        elif isinstance(node, ast.alias) and node.name.split(".")[-1].startswith("_"):
-            return f"importing private names ({node.name}) is not allowed"
-        if isinstance(node, (ast.Name, ast.Attribute, ast.alias)):
-            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else node.name
-            if name in FORBIDDEN_ATTRIBUTES:
-                return f"using {name!r} is not allowed (it reaches attributes or runs code given as strings)"
-    return None
 
 
 def parse_literal(text: str) -> tuple[bool, Any]:

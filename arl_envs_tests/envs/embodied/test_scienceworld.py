@@ -149,3 +149,59 @@ def test_jvm_killed_mid_episode_is_env_error_and_killed_between_episodes_restart
     _, _, _, truncated, info = env.step("look around")
     assert not info.get("env_error") and not truncated
     env.close()
+
+
+def _in_thread(fn, limit_s: float = 120.0):
+    """Run ``fn`` in a thread; the test fails (instead of hanging) when it has not returned after ``limit_s``."""
+    import threading
+
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(limit_s)
+    assert not t.is_alive(), f"still blocked after {limit_s} s (no deadline on the simulator call)"
+    return box
+
+
+@pytest.mark.slow
+@needs_java
+def test_stopped_jvm_is_killed_at_the_deadline_and_reported_as_env_error() -> None:
+    """A JVM that stops answering (SIGSTOP) held ``step`` for as long as it stayed stopped; now the call deadline
+    kills it and the step is ``env_error`` (truncated); a reset on a stopped JVM raises InfrastructureError."""
+    import os
+    import signal
+
+    from arl_envs.core.errors import InfrastructureError
+
+    env = ScienceWorldEnv(keep_jvm_warm=False, call_timeout_s=3)
+    procs = []
+    try:
+        first, _ = env.reset(seed=0)
+        proc = env._sw._gateway.java_process
+        procs.append(proc)
+        os.kill(proc.pid, signal.SIGSTOP)
+        box = _in_thread(lambda: env.step("look around"))
+        _, reward, terminated, truncated, info = box["value"]
+        assert truncated and not terminated and reward == 0 and not info["success"]
+        assert "did not answer within 3 s" in info["env_error"], info["env_error"]
+        assert proc.wait(timeout=10) == -signal.SIGKILL  # the deadline killed the stopped JVM
+        assert env.reset(seed=0)[0] == first  # a fresh JVM, the same world
+        proc = env._sw._gateway.java_process
+        procs.append(proc)
+        os.kill(proc.pid, signal.SIGSTOP)
+        env.load_timeout_s = 3  # the first load in a fresh JVM may take longer than 3 s: lowered only now
+        box = _in_thread(lambda: env.reset(seed=1))
+        assert isinstance(box.get("error"), InfrastructureError), box
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        env.close()

@@ -175,3 +175,77 @@ def test_escape_in_an_entry_is_read_the_same_under_any_warnings_filter() -> None
 
     assert bank_after("always") == (1, None, 0)
     assert bank_after("error") == (1, None, 0)
+
+
+def _cast_values(people: list[str]) -> list[str]:
+    k = len(people)
+    return [
+        ", ".join(people) + ": " + ", ".join(spec[0][i : i + k])
+        for spec in bank_mod.ATTRIBUTES.values()
+        for i in range(0, len(spec[0]), k)
+    ]
+
+
+#: Entries that record nothing about one person: each claims several people and/or several values at once.
+OVER_CLAIMS = {
+    # "A B C: v1, v2, v3" for every value of every attribute (earned 33-50% of the expert's progress).
+    "whole_cast_several_values": _cast_values,
+    "whole_cast_one_value_each": lambda people: [
+        f"{' and '.join(people)} all have {v}" for spec in bank_mod.ATTRIBUTES.values() for v in spec[0]
+    ],
+    "pairs_one_value_each": lambda people: [
+        f"{a} / {b}: {v}" for i, a in enumerate(people) for b in people[i + 1 :]
+        for v in bank_mod.ATTRIBUTES["city"][0] + bank_mod.ATTRIBUTES["job"][0]
+    ],
+    "one_person_three_values": lambda people: [
+        f"{p}: " + ", ".join(spec[0][(i + j) % len(spec[0])] for j in range(3))
+        for p in people for spec in bank_mod.ATTRIBUTES.values() for i in range(0, len(spec[0]), 3)
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVER_CLAIMS))
+def test_over_claiming_entries_earn_no_progress(name: str) -> None:
+    """An entry is credited only for what it states about one person unambiguously: none of these records a fact."""
+    env = gym.make(ENV_ID, max_entries=64)
+    u = env.unwrapped
+    try:
+        for seed in range(6):
+            env.reset(seed=seed)
+            entries = OVER_CLAIMS[name](u.scenario.people)[: bank_mod.MAX_OPS_PER_TURN]
+            _, _, _, _, info = env.step("\n".join(f"add({e!r})" for e in entries))
+            assert info["bank_errors"] == [] and info["bank_size"] == len(entries)
+            total = info["reward_components"]["progress"]
+            while u.session < u.n_sessions:  # the claims stay: they would also "hold" changed facts
+                _, _, _, _, info = env.step("noop()")
+                total += info["reward_components"]["progress"]
+            assert total == 0.0, (name, seed, total)
+    finally:
+        env.close()
+
+
+def test_single_person_change_phrasing_is_credited() -> None:
+    """Honest entries in the dialogue's own words ("moved from X to Y": the later value holds) keep full credit."""
+    env = gym.make(ENV_ID)
+    u = env.unwrapped
+    try:
+        for seed in range(6):
+            env.reset(seed=seed)
+            env.step(u.expert_action())
+            while u.session < u.n_sessions:
+                _, events = u.scenario.sessions[u.session]
+                ops = []
+                for ev in events:
+                    holder = next((e for e in u.bank if ev.old and bank_mod._holds(e.text, ev.person, ev.old)), None)
+                    if ev.kind == "change" and holder is not None:
+                        ops.append(f"update({holder.id}, {f'{ev.person} changed {ev.attribute} from {ev.old} to {ev.value}'!r})")
+                    else:
+                        break
+                else:
+                    if ops:
+                        _, _, _, _, info = env.step("\n".join(ops))
+                        assert info["reward_components"]["progress"] == pytest.approx(0.2), (seed, ops)
+                        continue
+                env.step(u.expert_action())
+    finally:
+        env.close()
