@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 
 from arl_baselines import scoreboard as sb  # noqa: E402
 from arl_baselines.grpo import train as train_mod  # noqa: E402
-from arl_envs.cli import DEFAULT_TRAIN_ENV, app  # noqa: E402
+from arl_envs.cli import app  # noqa: E402
 
 MATH = "arl/math.arithmetic-v0"
 SMALL = {
@@ -67,7 +67,7 @@ def test_interrupted_overwrite_leaves_no_old_result_beside_the_new_partial_run(t
 
 def test_a_finished_run_is_not_marked_partial_and_a_partial_one_counts_as_earlier(tmp_path) -> None:
     out = tmp_path / "run"
-    train_mod.train(MATH, "tiny", 1, out, sft_steps=1, sft_episodes=4, **SMALL)
+    train_mod.train(MATH, "tiny", 0, out, sft_steps=0, **SMALL)
     assert not (out / "PARTIAL").exists() and (out / "summary.json").exists()
     partial = tmp_path / "partial"
     partial.mkdir()
@@ -90,6 +90,8 @@ def test_time_budgeted_sft_bar_counts_seconds_not_a_step_total(tmp_path, capsys)
 def test_train_without_env_trains_on_an_id_whose_defaults_lift(tmp_path, monkeypatch) -> None:
     """No ``--env``: the default id, one with a shipped SFT checkpoint of its tiny defaults (the countdown GRPO
     lift is measured in benchmarks/RESULTS.md and by the slow test of the countdown defaults)."""
+    from arl_envs import cli
+
     seen: dict[str, object] = {}
 
     def fake_train(env_id, model, steps, output, **kwargs):
@@ -99,8 +101,8 @@ def test_train_without_env_trains_on_an_id_whose_defaults_lift(tmp_path, monkeyp
     monkeypatch.setattr(train_mod, "train", fake_train)
     res = CliRunner().invoke(app, ["train", "--output", str(tmp_path / "run")])
     assert res.exit_code == 0, res.output
-    assert seen["env_id"] == DEFAULT_TRAIN_ENV == "arl/math.countdown-v0" and seen["model"] == "tiny"
-    assert DEFAULT_TRAIN_ENV in train_mod.SHIPPED_SFT_CHECKPOINTS
+    assert seen["env_id"] == cli.DEFAULT_TRAIN_ENV == "arl/math.countdown-v0" and seen["model"] == "tiny"
+    assert cli.DEFAULT_TRAIN_ENV in train_mod.SHIPPED_SFT_CHECKPOINTS
     help_text = " ".join(CliRunner().invoke(app, ["train", "--help"], terminal_width=200).output.split())
     assert "arl/math.arithmetic-v0 shows NO lift" in help_text
 
