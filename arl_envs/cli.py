@@ -91,6 +91,21 @@ def _check_ids(env_ids: list[str], param_hint: str = "ENV_IDS") -> None:
             raise typer.BadParameter(str(exc), param_hint=param_hint) from exc
 
 
+def _check_output_file(path: Optional[str], param_hint: str) -> None:
+    """Raise a usage error when ``path`` cannot be written as a file: it is a directory (or another non-file), or
+    its nearest existing ancestor is not a directory."""
+    if not path:
+        return
+    p = Path(path)
+    if p.exists() and not p.is_file():
+        raise typer.BadParameter(f"{path} exists and is not a file", param_hint=param_hint)
+    parent = p.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise typer.BadParameter(f"{path} would be below the file {parent}", param_hint=param_hint)
+
+
 @app.command("list")
 def list_envs(
     miniwob: bool = typer.Option(False, "--miniwob", help="List the MiniWoB++ tasks of arl/web.miniwob-v0 instead."),
@@ -136,8 +151,7 @@ def play(
         raise typer.BadParameter(f"unknown agent {agent!r}; choose from {', '.join(sorted(AGENTS))}",
                                  param_hint="--agent")
     _check_ids([env_id], "ENV_ID")
-    if record and Path(record).exists() and not Path(record).is_file():
-        raise typer.BadParameter(f"{record} exists and is not a file", param_hint="--record")
+    _check_output_file(record, "--record")
     kwargs = _kwargs(kwarg)
     try:  # an unknown kwarg (TypeError) or a bad value (ValueError) is the user's: a usage error
         env = gym.make(env_id, render_mode="ansi", **kwargs)
@@ -178,6 +192,7 @@ def view(
     """Write a self-contained HTML page (no network) to browse recorded episodes turn by turn."""
     from arl_envs.viewer import write_viewer
 
+    _check_output_file(output, "--output")
     try:
         out = write_viewer(path, output)
     except FileExistsError as exc:  # the page would replace the input or another file
@@ -458,6 +473,7 @@ def bench(
     from arl_envs.bench import env_throughput
 
     _check_ids(env_ids or [])
+    _check_output_file(plot, "--plot")  # before the run, whose results a bad path would lose
     table = Table("env id", "steps/s", "µs/step", "ratio to trivial env")
     rows = env_throughput(env_ids or arl_envs.env_ids(), steps)
     for row in rows:
@@ -489,6 +505,7 @@ def scoreboard(
         console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
         raise typer.Exit(1) from exc
     _check_ids(env_ids or [])
+    _check_output_file(output, "--output")
     try:  # an earlier board is resumed, replaced on request, or refused: before anything runs or is written
         check_output(output, resume=resume, overwrite=overwrite)
     except (FileExistsError, ValueError) as exc:

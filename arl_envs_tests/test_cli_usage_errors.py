@@ -69,10 +69,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("play", ["play", ID, "-k", "difficulty"], "key=value"),
     ("play", ["play", "arl/math.arithmetc-v0"], "Did you mean"),
     ("play", ["play", ID, "--record", "{a_dir}"], "not a file"),
+    ("play", ["play", ID, "--record", "{notes}/eps.jsonl"], "below the file"),
     ("view", ["view", "{new}"], "No such file"),
     ("view", ["view", "{notes}", "-o", "{new}"], "not JSON"),
     ("view", ["view", "{eps}", "-o", "{eps}"], "overwrite its input"),
     ("view", ["view", "{eps}", "-o", "{notes}"], "not a viewer page"),
+    ("view", ["view", "{eps}", "-o", "{notes}/page.html"], "below the file"),
     ("check", ["check", "arl/nope-v0"], "doesn't exist"),
     ("check", ["check", ID, "--fuzz", "-1"], "--fuzz"),
     ("demo", ["demo", "--episodes", "0"], "--episodes"),
@@ -91,12 +93,14 @@ CASES: list[tuple[str, list[str], str]] = [
     ("sandbox check", ["sandbox", "check", "--nope"], "--nope"),
     ("bench", ["bench", "--steps", "0"], "--steps"),
     ("bench", ["bench", "arl/nope-v0"], "doesn't exist"),
+    ("bench", ["bench", ID, "--plot", "{notes}/bench.png"], "below the file"),
     ("scoreboard", ["scoreboard", "arl/nope-v0", "-o", "{new}"], "doesn't exist"),
     ("scoreboard", ["scoreboard", "--seeds", "0", "-o", "{new}"], "--seeds"),
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{board}"], "--overwrite"),
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{table}"], "both the rows"),
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{notes}", "--resume"], "not a scoreboard row"),
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{a_dir}"], "not a file"),
+    ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{notes}/board.jsonl"], "below the file"),
 ]
 NEEDS_TORCH = {"train", "scoreboard"}
 
