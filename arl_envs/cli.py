@@ -22,7 +22,7 @@ _cx = sys.modules[typer.BadParameter.__module__]
 
 class _OneLineErrors(TyperGroup):
     """Typer's command group, with a usage error printed as ONE line on stderr (``Error: arl-envs CMD: message (see
-    arl-envs CMD --help)``) and exit code 2, for every subcommand; other :class:`_cx.ClickException` s print one
+    arl-envs CMD --help)``) and exit code 2, for every subcommand; click's other ``ClickException`` s print one
     line too (their own exit code); ``arl-envs`` alone prints the help."""
 
     def main(self, args: Any = None, prog_name: Optional[str] = None, complete_var: Optional[str] = None,
