@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -110,8 +111,8 @@ def _data_block(page: str) -> str:
 def test_non_finite_numbers_blank_one_cell_not_the_page() -> None:
     """NaN / Infinity in a recorded reward (Python's json reads and writes them) reach the page as text: the
     data block is JSON that JSON.parse accepts, every episode is in it, and the values read NaN / Infinity."""
-    good = dict(ENV_ERROR_LINE, task_id="good")
-    bad = dict(ENV_ERROR_LINE, task_id="bad", rewards=[float("nan")], reward_components=[{"task": float("inf")}],
+    good = dict(SAMPLE_ENV_ERROR_EPISODE, task_id="good")
+    bad = dict(SAMPLE_ENV_ERROR_EPISODE, task_id="bad", rewards=[float("nan")], reward_components=[{"task": float("inf")}],
                **{"return": float("-inf")})
     data = _strict_json(_data_block(render_html([good, bad])))
     assert [e["task_id"] for e in data] == ["good", "bad"]
@@ -123,7 +124,7 @@ def test_view_never_writes_over_its_input(tmp_path: Path) -> None:
     """A JSONL file named ``*.html`` gets its page beside it (``NAME.view.html``); the input is unchanged, and a
     second run replaces the page it wrote."""
     src = tmp_path / "eps.html"
-    src.write_text(json.dumps(ENV_ERROR_LINE) + "\n")
+    src.write_text(json.dumps(SAMPLE_ENV_ERROR_EPISODE) + "\n")
     before = src.read_bytes()
     runner = CliRunner()
     for _ in range(2):
@@ -147,10 +148,10 @@ def test_page_with_a_non_finite_number_shows_every_episode_in_chromium(tmp_path:
         pytest.skip(f"no Chromium on this machine: {exc}")
     from playwright.sync_api import sync_playwright
 
-    bad = dict(ENV_ERROR_LINE, task_id="bad", rewards=[float("nan")], reward_components=[{"task": float("nan")}])
+    bad = dict(SAMPLE_ENV_ERROR_EPISODE, task_id="bad", rewards=[float("nan")], reward_components=[{"task": float("nan")}])
     bad.pop("return")
     page_path = tmp_path / "page.html"
-    page_path.write_text(render_html([dict(ENV_ERROR_LINE, task_id="good"), bad]))
+    page_path.write_text(render_html([dict(SAMPLE_ENV_ERROR_EPISODE, task_id="good"), bad]))
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True)
         page = browser.new_page()
