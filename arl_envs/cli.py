@@ -314,6 +314,41 @@ def serve_retriever_cmd(
                     world_seed=world_seed, topk=topk)
 
 
+@app.command("serve")
+def serve_cmd(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind (0.0.0.0 serves other machines too)."),
+    port: int = typer.Option(8000, help="TCP port."),
+    env: list[str] = typer.Option([], "--env", help="Ids to serve, shell patterns (arl/math.*), repeatable; default all."),
+    max_sessions: int = typer.Option(256, "--max-sessions", help="Open sessions at most (per worker)."),
+    idle_timeout: float = typer.Option(600.0, "--idle-timeout", help="Close a session idle this many seconds (0: never)."),
+    token: Optional[str] = typer.Option(None, "--token", help="Require 'Authorization: Bearer TOKEN' on every route."),
+    workers: int = typer.Option(1, "--workers", help="Server processes; a session stays in one."),
+) -> None:
+    """Serve env ids over OpenEnv's HTTP/WebSocket protocol (/reset /step /state /schema /health /ws) and MCP (/mcp)."""
+    try:
+        from arl_envs.server.main import serve
+    except ImportError as exc:
+        print(f"arl-envs serve: {exc}; install with: pip install 'arl-envs[serve]'", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    problem = None
+    if not 0 <= port <= 65535:
+        problem = f"--port must be in 0..65535, got {port}"
+    elif max_sessions < 1 or workers < 1 or idle_timeout < 0:
+        problem = "--max-sessions and --workers must be >= 1 and --idle-timeout >= 0"
+    else:
+        from arl_envs.server.sessions import served_ids
+
+        try:
+            served_ids(env or None)
+        except ValueError as exc:
+            problem = str(exc)
+    if problem:
+        print(f"arl-envs serve: {problem}", file=sys.stderr)
+        raise typer.Exit(2)
+    serve(host, port, env_patterns=env or None, max_sessions=max_sessions, idle_timeout_s=idle_timeout or None,
+          token=token, workers=workers)
+
+
 sandbox_app = typer.Typer(no_args_is_help=True, help="Sandbox backends: bubblewrap (default) and Docker.")
 app.add_typer(sandbox_app, name="sandbox")
 
