@@ -13,7 +13,7 @@ from typing import Any
 
 import gymnasium as gym
 
-VECTOR_MODES = ("sync", "async", "ray")
+VECTOR_MODES = ("sync", "async", "ray", "remote")
 
 
 def as_autoreset_mode(value: Any) -> gym.vector.AutoresetMode:
@@ -73,6 +73,12 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     if not env_id.startswith("arl_envs:") and env_id.startswith("arl/"):
         env_id = f"arl_envs:{env_id}"  # sub-processes must import arl_envs to find the id
 
+    if mode == "remote":  # sessions on an `arl-envs serve` server: make_vec(..., mode="remote", url=...)
+        from arl_envs.server.remote import make_remote_vec
+
+        if "url" not in kwargs:
+            raise ValueError('mode="remote" needs url= (an `arl-envs serve` server, e.g. "http://127.0.0.1:8000")')
+        return make_remote_vec(env_id, num_envs, **kwargs)
     if mode == "ray":
         from arl_envs.ray_vector import RayVectorEnv
 

@@ -406,6 +406,11 @@ def create_app(server: ArlServer | None = None, host: str = "127.0.0.1", **kwarg
                     elif kind == "arl.expert":
                         action = await manager.run(session, lambda env: env.unwrapped.expert_action())
                         await send("arl.expert", {"text": action})
+                    elif kind == "arl.render_call":
+                        call = msg.get("data") or {}
+                        text = await manager.run(session, lambda env: env.unwrapped.render_call(
+                            str(call.get("name", "")), dict(call.get("arguments") or {})))
+                        await send("arl.render_call", {"text": text})
                     elif kind == "arl.render":
                         text = await manager.run(session, lambda env: env.render())
                         await send("arl.render", {"text": text})

@@ -1,0 +1,118 @@
+"""``arl/remote-v0`` (the Gymnasium client) against a real server: conformance, same results as in-process,
+server death mid-episode, ``make_vec(mode="remote")``."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import gymnasium as gym
+import pytest
+
+import arl_envs
+from arl_envs.agents.agents import ExpertAgent, RandomAgent
+from arl_envs.testing import check_conformance
+
+from .conftest import LIGHT_IDS, start_server, stop_server
+
+
+def _json(x):
+    return json.loads(json.dumps(x))
+
+
+def test_remote_passes_conformance(server) -> None:
+    report = check_conformance("arl_envs:arl/remote-v0", n_fuzz=40, n_random_episodes=2, expert_seeds=(0, 1),
+                               env_kwargs={"url": server.url, "env_id": "arl/example.guess-v0"})
+    assert report.passed, report.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", LIGHT_IDS)
+def test_remote_matches_in_process(server, env_id: str) -> None:
+    """Same seed and actions (expert, random, malformed): same observations, rewards, flags and info."""
+    local = gym.make(env_id)
+    remote = gym.make("arl_envs:arl/remote-v0", url=server.url, env_id=env_id)
+    try:
+        for seed in (0, 1):
+            lo, li = local.reset(seed=seed)
+            ro, ri = remote.reset(seed=seed)
+            assert ro == lo and ri == _json(li)
+            expert, rand = ExpertAgent(local), RandomAgent(local, seed=seed)
+            for t in range(30):
+                action = ["", expert.act(lo, li), rand.act(lo, li)][t % 3] if t % 5 else "<not an action"
+                lr = local.step(action)
+                rr = remote.step(action)
+                assert rr[:4] == lr[:4], (env_id, t, action)
+                assert rr[4] == _json(lr[4]), (env_id, t)
+                lo, li = lr[0], lr[4]
+                if lr[2] or lr[3]:
+                    break
+    finally:
+        local.close()
+        remote.close()
+
+
+def test_server_killed_mid_episode_is_env_error(tmp_path) -> None:
+    srv = start_server("--env", "arl/example.guess-v0")
+    try:
+        env = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=5.0)
+        env.reset(seed=0)
+        env.step(env.unwrapped.expert_action())
+        srv.proc.kill()
+        srv.proc.wait()
+        start = time.monotonic()
+        obs, reward, terminated, truncated, info = env.step('<tool_call>{"name": "guess", "arguments": {"number": 1}}'
+                                                            "</tool_call>")
+        assert time.monotonic() - start < 10  # the client's own deadline (5 s), not a hang
+        assert truncated and not terminated and reward == 0.0
+        assert "env_error" in info and info["reward_components"] == {}
+        with pytest.raises(arl_envs.ResetNeeded):
+            env.step("x")  # the episode is over, as in-process after truncation
+        with pytest.raises(arl_envs.ArlError, match="cannot reach"):
+            env.reset()
+        env.close()
+    finally:
+        stop_server(srv)
+
+
+def test_server_that_stops_answering_is_env_error_within_timeout() -> None:
+    """A server process that is alive but frozen (SIGSTOP): the step's deadline, then env_error."""
+    import signal
+
+    srv = start_server("--env", "arl/example.guess-v0")
+    try:
+        env = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=1.5)
+        env.reset(seed=0)
+        srv.proc.send_signal(signal.SIGSTOP)
+        start = time.monotonic()
+        *_, truncated, info = env.step("anything")
+        assert truncated and "did not answer" in info["env_error"]
+        assert time.monotonic() - start < 5
+        srv.proc.send_signal(signal.SIGCONT)
+        env.close()
+    finally:
+        srv.proc.send_signal(signal.SIGCONT)
+        stop_server(srv)
+
+
+def test_make_vec_remote(server) -> None:
+    vec = arl_envs.make_vec("arl/example.guess-v0", 4, mode="remote", url=server.url)
+    try:
+        obs, info = vec.reset(seed=0)
+        assert len(obs) == 4 and all(isinstance(o, str) for o in obs)
+        local = [gym.make("arl/example.guess-v0") for _ in range(4)]
+        expected = [env.reset(seed=i)[0] for i, env in enumerate(local)]
+        assert list(obs) == expected
+        actions = ['<tool_call>{"name": "guess", "arguments": {"number": 50}}</tool_call>'] * 4
+        obs, rewards, term, trunc, info = vec.step(actions)
+        assert list(obs) == [env.step(actions[0])[0] for env in local]
+        assert "reward_components" in info
+    finally:
+        vec.close()
+
+
+def test_remote_bad_kwargs_and_unknown_id(server) -> None:
+    with pytest.raises(arl_envs.ArlError, match="bogus"):
+        gym.make("arl_envs:arl/remote-v0", url=server.url, env_id="arl/example.guess-v0", env_kwargs={"bogus": 1})
+    with pytest.raises(arl_envs.ArlError, match="unknown env id"):
+        gym.make("arl_envs:arl/remote-v0", url=server.url, env_id="arl/nope-v0")
