@@ -130,7 +130,7 @@ class RemoteEnv(AgentEnv):
                 headers["Authorization"] = f"Bearer {self.token}"
             try:
                 self._ws = connect(self._ws_url(), open_timeout=self.connect_timeout_s, additional_headers=headers,
-                                   max_size=None, close_timeout=1.0)
+                                   max_size=None, close_timeout=1.0, legacy=True)
             except Exception as exc:  # noqa: BLE001 - any failure to connect is the server's
                 raise InfrastructureError(f"cannot reach the env server at {self.url}: {type(exc).__name__}: "
                                           f"{exc}") from None

@@ -1,4 +1,6 @@
-"""A real ``arl-envs serve`` subprocess on a free loopback port, shared by the server tests of one module."""
+"""Real ``arl-envs serve`` servers on free loopback ports: uvicorn in a thread of the test process (the app of
+``arl-envs serve``, its imports paid once), or the ``arl-envs serve`` command as a subprocess where a test kills or
+freezes the server."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,8 +34,10 @@ def free_port() -> int:
 @dataclass
 class Server:
     url: str
-    proc: subprocess.Popen
+    proc: subprocess.Popen | None = None
     token: str | None = None
+    uvicorn_server: object = None
+    thread: threading.Thread | None = None
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
@@ -64,7 +69,35 @@ def start_server(*args: str, token: str | None = None, timeout_s: float = 60.0) 
     raise RuntimeError("server did not start within 60 s")
 
 
+def start_thread_server(*, token: str | None = None, **kwargs: object) -> Server:
+    """The app of ``arl-envs serve`` (``kwargs`` to :class:`ArlServer`) under uvicorn in a daemon thread."""
+    import uvicorn
+
+    from arl_envs.server.app import ArlServer, create_app
+
+    port = free_port()
+    app = create_app(ArlServer(token=token, **kwargs))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws_max_size=2 ** 24)
+    userver = uvicorn.Server(config)
+    thread = threading.Thread(target=userver.run, daemon=True, name="test-uvicorn")
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", headers=headers, timeout=1).status_code == 200:
+                return Server(url, token=token, uvicorn_server=userver, thread=thread)
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("server thread did not start within 60 s")
+
+
 def stop_server(server: Server) -> None:
+    if server.thread is not None:
+        server.uvicorn_server.should_exit = True
+        server.thread.join(timeout=15)
+        return
     if server.proc.poll() is None:
         server.proc.terminate()
         try:
@@ -74,8 +107,8 @@ def stop_server(server: Server) -> None:
             server.proc.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    srv = start_server(*[a for i in LIGHT_IDS for a in ("--env", i)], "--max-sessions", "300")
+    srv = start_thread_server(env_patterns=list(LIGHT_IDS), max_sessions=300)
     yield srv
     stop_server(srv)

@@ -4,6 +4,7 @@ server death mid-episode, ``make_vec(mode="remote")``."""
 from __future__ import annotations
 
 import json
+import signal
 import time
 
 import gymnasium as gym
@@ -52,46 +53,39 @@ def test_remote_matches_in_process(server, env_id: str) -> None:
         remote.close()
 
 
-def test_server_killed_mid_episode_is_env_error(tmp_path) -> None:
+def test_server_frozen_then_killed_mid_episode_is_env_error() -> None:
+    """The `arl-envs serve` command as a subprocess: frozen (SIGSTOP) -> the step's deadline; killed -> at once.
+    Either way ``env_error`` with ``truncated=True``, no exception out of ``step``, no hang."""
     srv = start_server("--env", "arl/example.guess-v0")
     try:
-        env = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=5.0)
-        env.reset(seed=0)
-        env.step(env.unwrapped.expert_action())
+        frozen = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=1.5)
+        killed = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=5.0)
+        frozen.reset(seed=0)
+        killed.reset(seed=0)
+        killed.step(killed.unwrapped.expert_action())
+        srv.proc.send_signal(signal.SIGSTOP)
+        start = time.monotonic()
+        *_, truncated, info = frozen.step("anything")
+        assert truncated and "did not answer" in info["env_error"]
+        assert time.monotonic() - start < 5
+        srv.proc.send_signal(signal.SIGCONT)
         srv.proc.kill()
         srv.proc.wait()
         start = time.monotonic()
-        obs, reward, terminated, truncated, info = env.step('<tool_call>{"name": "guess", "arguments": {"number": 1}}'
-                                                            "</tool_call>")
+        obs, reward, terminated, truncated, info = killed.step('<tool_call>{"name": "guess", "arguments": '
+                                                               '{"number": 1}}</tool_call>')
         assert time.monotonic() - start < 10  # the client's own deadline (5 s), not a hang
         assert truncated and not terminated and reward == 0.0
         assert "env_error" in info and info["reward_components"] == {}
         with pytest.raises(arl_envs.ResetNeeded):
-            env.step("x")  # the episode is over, as in-process after truncation
+            killed.step("x")  # the episode is over, as in-process after truncation
         with pytest.raises(arl_envs.ArlError, match="cannot reach"):
-            env.reset()
-        env.close()
+            killed.reset()
+        frozen.close()
+        killed.close()
     finally:
-        stop_server(srv)
-
-
-def test_server_that_stops_answering_is_env_error_within_timeout() -> None:
-    """A server process that is alive but frozen (SIGSTOP): the step's deadline, then env_error."""
-    import signal
-
-    srv = start_server("--env", "arl/example.guess-v0")
-    try:
-        env = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=1.5)
-        env.reset(seed=0)
-        srv.proc.send_signal(signal.SIGSTOP)
-        start = time.monotonic()
-        *_, truncated, info = env.step("anything")
-        assert truncated and "did not answer" in info["env_error"]
-        assert time.monotonic() - start < 5
-        srv.proc.send_signal(signal.SIGCONT)
-        env.close()
-    finally:
-        srv.proc.send_signal(signal.SIGCONT)
+        if srv.proc.poll() is None:
+            srv.proc.send_signal(signal.SIGCONT)
         stop_server(srv)
 
 
