@@ -20,6 +20,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 import uuid
 from typing import Any
 
@@ -47,7 +48,7 @@ log = logging.getLogger("arl_envs.server")
 
 #: Largest request body / WebSocket message, in bytes: an action at the env's limit (4 bytes per character at
 #: most in UTF-8, escaped in JSON) plus the envelope. Bigger: HTTP 413 / WebSocket ``MESSAGE_TOO_LARGE``.
-DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536
+DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536  # also in arl_envs.server.main
 
 
 def _dumps(payload: Any) -> str:
@@ -164,6 +165,7 @@ class ArlServer:
                 "action_format": getattr(raw, "action_format", None),
                 "tools": to_jsonable(raw.tool_schemas()) if hasattr(raw, "tool_schemas") else [],
                 "session_id": session.id,
+                "server_pid": os.getpid(),
             }
 
         return await self.manager.run(session, describe)

@@ -6,7 +6,11 @@ import json
 import os
 from typing import Any
 
-from arl_envs.server.app import DEFAULT_MAX_MESSAGE_BYTES, ArlServer, create_app
+from arl_envs.core.env import MAX_ACTION_CHARS
+
+#: Default largest request body / WebSocket message (the value of :data:`arl_envs.server.app.DEFAULT_MAX_MESSAGE_BYTES`,
+#: repeated so the multi-worker supervisor process does not import the server).
+DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536
 
 #: Environment variable carrying the server settings to uvicorn's worker processes (``workers > 1``).
 CONFIG_ENV = "ARL_ENVS_SERVE_CONFIG"
@@ -14,6 +18,8 @@ CONFIG_ENV = "ARL_ENVS_SERVE_CONFIG"
 
 def _app_from_environ() -> Any:
     """uvicorn factory of a worker process: the app from :data:`CONFIG_ENV`."""
+    from arl_envs.server.app import ArlServer, create_app
+
     cfg = json.loads(os.environ[CONFIG_ENV])
     host = cfg.pop("host")
     return create_app(ArlServer(**cfg), host=host)
@@ -47,11 +53,16 @@ def serve(
         raise ValueError(f"--workers must be >= 1, got {workers}")
     cfg = {"env_patterns": env_patterns, "max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
            "token": token, "max_message_bytes": max_message_bytes}
-    server = ArlServer(**cfg)  # validates patterns and limits before the port is bound
     options = {"host": host, "port": port, "log_level": log_level, "ws_max_size": 4 * max_message_bytes,
                "timeout_graceful_shutdown": 5}
     if workers == 1:
+        from arl_envs.server.app import ArlServer, create_app
+
+        server = ArlServer(**cfg)  # validates patterns and limits before the port is bound
         uvicorn.run(create_app(server, host=host), **options)
         return
+    from arl_envs.server.sessions import served_ids
+
+    served_ids(env_patterns)  # the workers import the server; the supervisor only checks the patterns
     os.environ[CONFIG_ENV] = json.dumps({**cfg, "host": host})
     uvicorn.run("arl_envs.server.main:_app_from_environ", factory=True, workers=workers, **options)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
+import os
 import threading
 import time
 import uuid
@@ -215,7 +216,7 @@ class SessionManager:
         threads = sum(1 for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX))
         return {"active": len(self.sessions), "by_kind": kinds, "max_sessions": self.max_sessions,
                 "opened": self.opened, "closed": self.closed, "session_threads": threads,
-                "threads": threading.active_count()}
+                "threads": threading.active_count(), "pid": os.getpid()}
 
     # ----------------------------------------------------------------- env calls
     async def _call(self, session: Session, fn: Callable[..., Any], *args: Any) -> Any:

@@ -65,8 +65,25 @@ def start_server(*args: str, token: str | None = None, timeout_s: float = 60.0) 
                 return Server(url, proc, token)
         except httpx.HTTPError:
             time.sleep(0.2)
+    _kill_tree(proc)
+    raise RuntimeError(f"server did not start within {timeout_s:g} s")
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Kill the server and its worker processes (``--workers``)."""
+    import psutil
+
+    try:
+        children = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        children = []
     proc.kill()
-    raise RuntimeError("server did not start within 60 s")
+    for child in children:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+    proc.wait()
 
 
 def start_thread_server(*, token: str | None = None, **kwargs: object) -> Server:
@@ -101,10 +118,9 @@ def stop_server(server: Server) -> None:
     if server.proc.poll() is None:
         server.proc.terminate()
         try:
-            server.proc.wait(timeout=10)
+            server.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            server.proc.kill()
-            server.proc.wait()
+            _kill_tree(server.proc)
 
 
 @pytest.fixture(scope="session")
