@@ -54,7 +54,8 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
         num_envs: Number of sub-envs (>= 1).
         mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"``
             (one subprocess per env, pickled text over pipes, no shared memory) or ``"ray"`` (Ray actors; also takes ``envs_per_actor``, ``actor_options``,
-            ``shared_retriever``... see :class:`~arl_envs.ray_vector.RayVectorEnv`).
+            ``shared_retriever``... see :class:`~arl_envs.ray_vector.RayVectorEnv`) or ``"remote"`` (sessions on an
+            ``arl-envs serve`` server at ``url=``, stepped concurrently: :class:`~arl_envs.server.remote.RemoteVectorEnv`).
         **kwargs: Constructor kwargs for every sub-env (and, for ``"ray"``, the options above). ``autoreset_mode``
             (a :class:`gymnasium.vector.AutoresetMode` or its string) goes to the vector env, not the sub-envs.
 
@@ -63,7 +64,7 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
         Gymnasium 1.x's default (next-step).
 
     Raises:
-        ValueError: Unknown mode or ``num_envs < 1``.
+        ValueError: Unknown mode, ``num_envs < 1``, or ``mode="remote"`` without ``url``.
         DependencyNotInstalled: ``mode="ray"`` without Ray (``pip install 'arl-envs[ray]'``).
     """
     if mode not in VECTOR_MODES:

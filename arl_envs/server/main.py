@@ -12,6 +12,10 @@ from arl_envs.core.env import MAX_ACTION_CHARS
 #: repeated so the multi-worker supervisor process does not import the server).
 DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536
 
+#: Seconds an idle keep-alive HTTP connection stays open (uvicorn's default, 5 s, closes connections that a loaded
+#: client's pool is about to reuse for a session's next step).
+KEEP_ALIVE_S = 75
+
 #: Environment variable carrying the server settings to uvicorn's worker processes (``workers > 1``).
 CONFIG_ENV = "ARL_ENVS_SERVE_CONFIG"
 
@@ -54,7 +58,7 @@ def serve(
     cfg = {"env_patterns": env_patterns, "max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
            "token": token, "max_message_bytes": max_message_bytes}
     options = {"host": host, "port": port, "log_level": log_level, "ws_max_size": 4 * max_message_bytes,
-               "timeout_graceful_shutdown": 5}
+               "timeout_graceful_shutdown": 5, "timeout_keep_alive": KEEP_ALIVE_S}
     if workers == 1:
         from arl_envs.server.app import ArlServer, create_app
 
