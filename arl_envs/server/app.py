@@ -52,7 +52,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536  # also in arl_envs.se
 
 
 def _dumps(payload: Any) -> str:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    # ASCII JSON: a lone surrogate (which a model's text can hold, and an env can echo) is escaped as \udXXX
+    # instead of failing the UTF-8 encoding of the reply.
+    return json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
 
 
 def _json(payload: Any, status: int = 200) -> Response:

@@ -154,7 +154,7 @@ class RemoteEnv(AgentEnv):
         ws = self._connect()
         message = {"type": kind} if data is None else {"type": kind, "data": data}
         try:
-            ws.send(json.dumps(message, ensure_ascii=False))
+            ws.send(json.dumps(message, ensure_ascii=True))  # ASCII: a lone surrogate in the text is escaped
             raw = ws.recv(timeout=self.timeout_s)
         except TimeoutError:
             self._drop()

@@ -22,7 +22,7 @@ def _json(x):
 
 
 def test_remote_passes_conformance(server) -> None:
-    report = check_conformance("arl_envs:arl/remote-v0", n_fuzz=40, n_random_episodes=2, expert_seeds=(0, 1),
+    report = check_conformance("arl_envs:arl/remote-v0", n_fuzz=60, n_random_episodes=2, expert_seeds=(0, 1),
                                env_kwargs={"url": server.url, "env_id": "arl/example.guess-v0"})
     assert report.passed, report.summary()
 
@@ -87,6 +87,19 @@ def test_server_frozen_then_killed_mid_episode_is_env_error() -> None:
         if srv.proc.poll() is None:
             srv.proc.send_signal(signal.SIGCONT)
         stop_server(srv)
+
+
+def test_text_the_wire_cannot_encode_raw_is_the_env_s_answer(server) -> None:
+    """Lone surrogates (a model's text can hold them; UTF-8 cannot encode them) reach the env as in-process."""
+    local = gym.make("arl/example.guess-v0")
+    remote = gym.make("arl_envs:arl/remote-v0", url=server.url, env_id="arl/example.guess-v0")
+    local.reset(seed=0)
+    remote.reset(seed=0)
+    for action in ("\ud800 lone surrogate", '<tool_call>{"name": "guess", "arguments": {"number": "\udfff"}}</tool_call>'):
+        lr, rr = local.step(action), remote.step(action)
+        assert rr[:4] == lr[:4] and "env_error" not in rr[4]
+    local.close()
+    remote.close()
 
 
 def test_make_vec_remote(server) -> None:
