@@ -11,7 +11,9 @@ Measured, for 1, 16 and 256 concurrent sessions (asyncio clients, one server pro
 * ``arl in-process`` / ``echo in-process``: the env's own ``step`` in this process (the env's cost).
 
 Overhead = served p50 - in-process p50 of the same env. Rounds of every configuration are interleaved, so machine
-load hits them alike. Only ``step`` calls are timed (an episode that ends is reset untimed).
+load hits them alike. Only ``step`` calls are timed, once every session of the round is connected and reset (an
+episode that ends is reset untimed). Client and servers share this machine's cores: with many sessions the client's
+own CPU (OpenEnv's client, httpx) is part of each round trip.
 
 Usage::
 
@@ -114,9 +116,9 @@ async def ws_round(url: str, sessions: int, steps: int, reset: dict, action: dic
     for i in range(0, sessions, 64):
         await asyncio.gather(*(c.connect() for c in clients[i:i + 64]))
     out: list[float] = []
+    await asyncio.gather(*(c.reset(**reset) for c in clients))  # every session set up before any step is timed
 
     async def one(c) -> None:
-        await c.reset(**reset)
         for _ in range(steps):
             t = time.perf_counter()
             r = await c.step(action)
@@ -135,9 +137,12 @@ async def http_round(url: str, sessions: int, steps: int) -> list[float]:
     out: list[float] = []
     limits = httpx.Limits(max_connections=sessions, max_keepalive_connections=sessions)
     async with httpx.AsyncClient(base_url=url, timeout=300, limits=limits) as http:
-        async def one() -> None:
-            sid = (await http.post("/reset", json={"env_id": ENV_ID}))
-            sid = sid.json()["observation"]["session_id"]
+        async def open_session() -> str:
+            return (await http.post("/reset", json={"env_id": ENV_ID})).json()["observation"]["session_id"]
+
+        sids = await asyncio.gather(*(open_session() for _ in range(sessions)))  # set up before any step is timed
+
+        async def one(sid: str) -> None:
             for _ in range(steps):
                 t = time.perf_counter()
                 r = (await http.post("/step", json={"session_id": sid, "action": {"text": ACTION}})).json()
@@ -146,7 +151,7 @@ async def http_round(url: str, sessions: int, steps: int) -> list[float]:
                     await http.post("/reset", json={"session_id": sid})
             await http.post("/close", json={"session_id": sid})
 
-        await asyncio.gather(*(one() for _ in range(sessions)))
+        await asyncio.gather(*(one(sid) for sid in sids))
     return out
 
 

@@ -40,15 +40,16 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
-from arl_envs.core.env import MAX_ACTION_CHARS
 from arl_envs.server.protocol import RESET_KEYS, ArlAction, ArlObservation, ArlState, to_jsonable
 from arl_envs.server.sessions import ServeError, Session, SessionManager, served_ids
 
 log = logging.getLogger("arl_envs.server")
 
-#: Largest request body / WebSocket message, in bytes: an action at the env's limit (4 bytes per character at
-#: most in UTF-8, escaped in JSON) plus the envelope. Bigger: HTTP 413 / WebSocket ``MESSAGE_TOO_LARGE``.
-DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536  # also in arl_envs.server.main
+#: Largest request body / WebSocket message, in bytes (16 MiB, uvicorn's own WebSocket default). Far above an action
+#: at the env's limit (MAX_ACTION_CHARS characters, at most 12 bytes each as escaped JSON), so every action a model
+#: writes reaches the env, which answers an over-long one with its own action_error observation (the contract's
+#: malformed action). Bigger: HTTP 413 / WebSocket ``MESSAGE_TOO_LARGE``.
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 2**20  # also in arl_envs.server.main
 
 
 def _dumps(payload: Any) -> str:

@@ -6,11 +6,9 @@ import json
 import os
 from typing import Any
 
-from arl_envs.core.env import MAX_ACTION_CHARS
-
 #: Default largest request body / WebSocket message (the value of :data:`arl_envs.server.app.DEFAULT_MAX_MESSAGE_BYTES`,
 #: repeated so the multi-worker supervisor process does not import the server).
-DEFAULT_MAX_MESSAGE_BYTES = 6 * MAX_ACTION_CHARS + 65_536
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 2**20
 
 #: Seconds an idle keep-alive HTTP connection stays open (uvicorn's default, 5 s, closes connections that a loaded
 #: client's pool is about to reuse for a session's next step).
@@ -57,7 +55,7 @@ def serve(
         raise ValueError(f"--workers must be >= 1, got {workers}")
     cfg = {"env_patterns": env_patterns, "max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
            "token": token, "max_message_bytes": max_message_bytes}
-    options = {"host": host, "port": port, "log_level": log_level, "ws_max_size": 4 * max_message_bytes,
+    options = {"host": host, "port": port, "log_level": log_level, "ws_max_size": 2 * max_message_bytes,
                "timeout_graceful_shutdown": 5, "timeout_keep_alive": KEEP_ALIVE_S}
     if workers == 1:
         from arl_envs.server.app import ArlServer, create_app

@@ -125,6 +125,6 @@ def stop_server(server: Server) -> None:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    srv = start_thread_server(env_patterns=list(LIGHT_IDS), max_sessions=300)
+    srv = start_thread_server(env_patterns=list(LIGHT_IDS), max_sessions=300, max_message_bytes=2**20)
     yield srv
     stop_server(srv)
