@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Light ids (one per domain family that needs no browser, JVM or sandbox) the server tests open.
 LIGHT_IDS = ("arl/example.guess-v0", "arl/math.arithmetic-v0", "arl/multiagent.tictactoe-v0",
              "arl/embodied.frozenlake-v0", "arl/search.multihop-v0", "arl/memory.bank-v0")
+#: One id of each remaining domain: sandboxed code, sandboxed self-play, a browser.
+HEAVY_IDS = ("arl/code.functions-v0", "arl/selfplay.propose-solve-v0", "arl/web.click-button-v0")
 
 
 def free_port() -> int:
@@ -125,6 +127,6 @@ def stop_server(server: Server) -> None:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    srv = start_thread_server(env_patterns=list(LIGHT_IDS), max_sessions=300, max_message_bytes=2**20)
+    srv = start_thread_server(env_patterns=[*LIGHT_IDS, *HEAVY_IDS], max_sessions=300, max_message_bytes=2**20)
     yield srv
     stop_server(srv)
