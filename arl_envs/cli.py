@@ -25,6 +25,14 @@ DEMO_EPISODES = 5
 WARMUP_SEED = 999
 
 
+def _local_ids() -> list[str]:
+    """Every id that runs in-process (not ``arl/remote-v0``, the client of `arl-envs serve`): the default of
+    ``check``, ``demo`` and ``bench``."""
+    from arl_envs.registration import ENVS
+
+    return [row.id for row in ENVS if "remote" not in row.tags]
+
+
 def _kwargs(pairs: list[str]) -> dict[str, Any]:
     """Parse ``key=value`` options (values as JSON when they parse, else strings)."""
     out: dict[str, Any] = {}
@@ -122,10 +130,9 @@ def check(
     fuzz: int = typer.Option(200, help="Fuzzed actions per env."),
 ) -> None:
     """Run the conformance suite (arl_envs.testing) and exit 1 on any failure."""
-    import arl_envs
     from arl_envs.testing import check_conformance
 
-    ids = env_ids or arl_envs.env_ids()
+    ids = env_ids or _local_ids()
     ok = True
     for env_id in ids:
         report = check_conformance(env_id, n_fuzz=fuzz)
@@ -196,10 +203,9 @@ def demo(
     grpo: bool = typer.Option(True, help="End with a short GRPO training run (needs the [train] extra)."),
 ) -> None:
     """The main job: every env played by its expert and random agents, then a short GRPO run."""
-    import arl_envs
 
     start = time.perf_counter()
-    rows = play_reference_agents(arl_envs.env_ids(), episodes)
+    rows = play_reference_agents(_local_ids(), episodes)
     table = Table("env id", "agent", "success", "mean return", "mean steps", "steps/s", "games W/D/L",
                   title="Reference agents (games: vs the default opponent)")
     failed = False
@@ -397,11 +403,10 @@ def bench(
     plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG bar chart of steps/s per id here."),
 ) -> None:
     """Env throughput (expert agent, one process), with the ratio to a trivial gymnasium env in the same run."""
-    import arl_envs
     from arl_envs.bench import env_throughput
 
     table = Table("env id", "steps/s", "µs/step", "ratio to trivial env")
-    rows = env_throughput(env_ids or arl_envs.env_ids(), steps)
+    rows = env_throughput(env_ids or _local_ids(), steps)
     for row in rows:
         table.add_row(row["env_id"], f"{row['steps_per_s']:.0f}", f"{row['us_per_step']:.1f}", f"{row['ratio']:.1f}x")
     console.print(table)

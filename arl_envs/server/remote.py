@@ -66,6 +66,8 @@ class RemoteEnv(AgentEnv):
         connect_timeout_s: Seconds to wait for the WebSocket handshake.
         token: The server's ``--token``, if it has one.
         render_mode: None or ``"ansi"`` (the remote transcript).
+        **kwargs: The base env kwargs (``action_format``, ``reward_weights``, ``max_turns``,
+            ``max_invalid_actions``), checked here and passed to the remote env with ``env_kwargs``.
 
     Raises:
         InfrastructureError: No server answers at construction.
@@ -82,16 +84,18 @@ class RemoteEnv(AgentEnv):
         connect_timeout_s: float = 10.0,
         token: str | None = None,
         render_mode: str | None = None,
+        **kwargs: Any,
     ) -> None:
         try:
             import websockets.sync.client  # noqa: F401
         except ImportError as exc:  # pragma: no cover - an install problem
             raise DependencyNotInstalled("arl/remote-v0 needs websockets: pip install 'arl-envs[serve]'") from exc
         if not env_id:
-            raise InvalidKwargs("RemoteEnv needs env_id= (the id the server plays, e.g. 'arl/math.arithmetic-v0')")
+            raise InvalidKwargs("arl/remote-v0 is the client of an `arl-envs serve` server: it needs env_id= (the id "
+                                "the server plays, e.g. 'arl/math.arithmetic-v0') and url=")
         self.url = url.rstrip("/")
         self.env_id = env_id
-        self.env_kwargs = dict(env_kwargs or {})
+        self.env_kwargs = {**(env_kwargs or {}), **kwargs}
         if render_mode is not None:
             self.env_kwargs["render_mode"] = render_mode
         self.timeout_s = float(timeout_s)
