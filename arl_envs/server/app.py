@@ -14,6 +14,7 @@ message models are OpenEnv's (:mod:`arl_envs.server.protocol`), so OpenEnv's cli
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -50,6 +51,10 @@ log = logging.getLogger("arl_envs.server")
 #: writes reaches the env, which answers an over-long one with its own action_error observation (the contract's
 #: malformed action). Bigger: HTTP 413 / WebSocket ``MESSAGE_TOO_LARGE``.
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 2**20  # also in arl_envs.server.main
+
+
+#: Seconds a refused WebSocket (too many sessions, unknown id in the URL) stays open for the client's first message.
+REFUSED_GRACE_S = 10.0
 
 
 def _dumps(payload: Any) -> str:
@@ -359,8 +364,16 @@ def create_app(server: ArlServer | None = None, host: str = "127.0.0.1", **kwarg
                 manager.check_env_id(path_env_id)
             session = manager.open("ws")
         except ServeError as exc:
+            # The error first, then wait (up to REFUSED_GRACE_S) for the client's first message and answer it with
+            # the error again before closing: a client that sends as soon as it connects (OpenEnv's) reads the
+            # error instead of a closed socket.
             await send("error", exc.payload())
-            await websocket.close(code=1013 if exc.code == "CAPACITY_REACHED" else 1008)
+            with contextlib.suppress(Exception):
+                message = await asyncio.wait_for(websocket.receive(), REFUSED_GRACE_S)
+                if message["type"] != "websocket.disconnect":
+                    await send("error", exc.payload())
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1013 if exc.code == "CAPACITY_REACHED" else 1008)
             return
 
         async def close_socket() -> None:

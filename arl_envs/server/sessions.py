@@ -122,6 +122,8 @@ class SessionManager:
         self.opened = 0
         self.closed = 0
         self._reaper: asyncio.Task | None = None
+        #: Name prefix of this manager's session threads (several servers may share a process, e.g. in tests).
+        self.thread_prefix = f"{THREAD_PREFIX}-{uuid.uuid4().hex[:6]}"
 
     # ----------------------------------------------------------------- lifecycle
     def open(self, kind: str) -> Session:
@@ -137,7 +139,7 @@ class SessionManager:
                 "(--max-sessions); close one or retry later",
             )
         sid = uuid.uuid4().hex
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{THREAD_PREFIX}-{sid[:8]}")
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.thread_prefix}-{sid[:8]}")
         session = Session(sid, kind, executor)
         self.sessions[sid] = session
         self.opened += 1
@@ -209,11 +211,12 @@ class SessionManager:
                     await self.close(session, f"idle for more than {timeout:g} s (--idle-timeout)")
 
     def stats(self) -> dict[str, Any]:
-        """Open sessions by kind, the limit, sessions opened and closed so far, live session threads."""
+        """Open sessions by kind, the limit, sessions opened and closed so far, this server's live session threads,
+        the process's threads and pid."""
         kinds: dict[str, int] = {}
         for s in self.sessions.values():
             kinds[s.kind] = kinds.get(s.kind, 0) + 1
-        threads = sum(1 for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX))
+        threads = sum(1 for t in threading.enumerate() if t.name.startswith(self.thread_prefix))
         return {"active": len(self.sessions), "by_kind": kinds, "max_sessions": self.max_sessions,
                 "opened": self.opened, "closed": self.closed, "session_threads": threads,
                 "threads": threading.active_count(), "pid": os.getpid()}
