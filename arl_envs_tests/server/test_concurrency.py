@@ -14,6 +14,8 @@ import psutil
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
+import arl_envs
+
 from .conftest import start_server, start_thread_server, stop_server
 
 #: (id, an action) of the light envs the 256 sessions are spread over (math, multi-agent, embodied).
@@ -147,14 +149,17 @@ def test_sandbox_sessions_are_reaped_and_never_block_the_loop() -> None:
 
 
 @pytest.mark.slow
-def test_workers_run_sessions_pinned_to_one_process() -> None:
+def test_workers_pin_sessions_and_a_frozen_or_killed_server_is_env_error() -> None:
+    """``arl-envs serve --workers 2`` as a subprocess: sessions stay in one worker for a whole episode; a worker
+    frozen (SIGSTOP) mid-episode -> that step's deadline, then ``env_error``; killed -> ``env_error`` at once; the
+    whole server stopped -> ``reset`` raises. Never an exception out of ``step``, never a hang."""
     srv = start_server("--env", "arl/example.guess-v0", "--workers", "2", timeout_s=180)
     try:
         assert _wait_for(lambda: len(psutil.Process(srv.proc.pid).children()) >= 2)
         workers = {p.pid for p in psutil.Process(srv.proc.pid).children()}
-        envs = [gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0") for _ in range(6)]
         pids = set()
-        for i, env in enumerate(envs):
+        for i in range(4):
+            env = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0")
             pids.add(env.unwrapped._spec()["server_pid"])
             env.reset(seed=i)
             while True:  # a whole expert episode over one connection: every call reaches the same worker
@@ -164,5 +169,35 @@ def test_workers_run_sessions_pinned_to_one_process() -> None:
             assert info["success"] is True
             env.close()
         assert pids <= workers and os.getpid() not in pids
+
+        frozen = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=1.5)
+        frozen.reset(seed=0)
+        worker = psutil.Process(frozen.unwrapped._spec()["server_pid"])
+        worker.suspend()
+        try:
+            start = time.monotonic()
+            *_, truncated, info = frozen.step("anything")
+            assert truncated and "did not answer" in info["env_error"]
+            assert time.monotonic() - start < 5
+        finally:
+            worker.resume()
+        frozen.close()
+
+        killed = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=5.0)
+        killed.reset(seed=0)
+        killed.step(killed.unwrapped.expert_action())
+        psutil.Process(killed.unwrapped._spec()["server_pid"]).kill()
+        start = time.monotonic()
+        obs, reward, terminated, truncated, info = killed.step(
+            '<tool_call>{"name": "guess", "arguments": {"number": 1}}</tool_call>')
+        assert time.monotonic() - start < 10  # the client's own deadline (5 s), not a hang
+        assert truncated and not terminated and reward == 0.0
+        assert "env_error" in info and info["reward_components"] == {}
+        with pytest.raises(arl_envs.ResetNeeded):
+            killed.step("x")  # the episode is over, as in-process after truncation
+        stop_server(srv)
+        with pytest.raises(arl_envs.ArlError, match="cannot reach"):
+            killed.reset()  # no server answers any more
+        killed.close()
     finally:
         stop_server(srv)

@@ -1,11 +1,9 @@
 """``arl/remote-v0`` (the Gymnasium client) against a real server: conformance, same results as in-process,
-server death mid-episode, ``make_vec(mode="remote")``."""
+``make_vec(mode="remote")`` (a server frozen or killed mid-episode: test_concurrency.py, with ``--workers``)."""
 
 from __future__ import annotations
 
 import json
-import signal
-import time
 
 import gymnasium as gym
 import pytest
@@ -14,7 +12,7 @@ import arl_envs
 from arl_envs.agents.agents import ExpertAgent, RandomAgent
 from arl_envs.testing import _NONDETERMINISTIC_INFO, check_conformance
 
-from .conftest import HEAVY_IDS, LIGHT_IDS, start_server, stop_server
+from .conftest import HEAVY_IDS, LIGHT_IDS
 
 
 def _json(x):
@@ -57,42 +55,6 @@ def test_remote_matches_in_process(server, env_id: str) -> None:
     finally:
         local.close()
         remote.close()
-
-
-def test_server_frozen_then_killed_mid_episode_is_env_error() -> None:
-    """The `arl-envs serve` command as a subprocess: frozen (SIGSTOP) -> the step's deadline; killed -> at once.
-    Either way ``env_error`` with ``truncated=True``, no exception out of ``step``, no hang."""
-    srv = start_server("--env", "arl/example.guess-v0")
-    try:
-        frozen = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=1.5)
-        killed = gym.make("arl_envs:arl/remote-v0", url=srv.url, env_id="arl/example.guess-v0", timeout_s=5.0)
-        frozen.reset(seed=0)
-        killed.reset(seed=0)
-        killed.step(killed.unwrapped.expert_action())
-        srv.proc.send_signal(signal.SIGSTOP)
-        start = time.monotonic()
-        *_, truncated, info = frozen.step("anything")
-        assert truncated and "did not answer" in info["env_error"]
-        assert time.monotonic() - start < 5
-        srv.proc.send_signal(signal.SIGCONT)
-        srv.proc.kill()
-        srv.proc.wait()
-        start = time.monotonic()
-        obs, reward, terminated, truncated, info = killed.step('<tool_call>{"name": "guess", "arguments": '
-                                                               '{"number": 1}}</tool_call>')
-        assert time.monotonic() - start < 10  # the client's own deadline (5 s), not a hang
-        assert truncated and not terminated and reward == 0.0
-        assert "env_error" in info and info["reward_components"] == {}
-        with pytest.raises(arl_envs.ResetNeeded):
-            killed.step("x")  # the episode is over, as in-process after truncation
-        with pytest.raises(arl_envs.ArlError, match="cannot reach"):
-            killed.reset()
-        frozen.close()
-        killed.close()
-    finally:
-        if srv.proc.poll() is None:
-            srv.proc.send_signal(signal.SIGCONT)
-        stop_server(srv)
 
 
 def test_text_the_wire_cannot_encode_raw_is_the_env_s_answer(server) -> None:
