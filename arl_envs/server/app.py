@@ -115,6 +115,9 @@ class ArlServer:
             raise ServeError(422, "VALIDATION_ERROR", f"seed must be an integer >= 0 or null, got {seed!r}")
         if options is not None and not isinstance(options, dict):
             raise ServeError(422, "VALIDATION_ERROR", f"options must be a JSON object or null, got {options!r}")
+        for key in ("env_id", "episode_id"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise ServeError(422, "VALIDATION_ERROR", f"{key} must be a string, got {data[key]!r}")
         env_id = data.get("env_id") or path_env_id or session.env_id or self.default_env_id
         if env_id is None:
             raise ServeError(400, "VALIDATION_ERROR", f"reset needs an env_id: this server serves {len(self.env_ids)} "
@@ -443,6 +446,11 @@ def create_app(server: ArlServer | None = None, host: str = "127.0.0.1", **kwarg
                     await send("error", exc.payload())
                     if exc.code == "SESSION_CLOSED":
                         break
+                except WebSocketDisconnect:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a bug answers this message; the session goes on
+                    log.exception("session %s: %s message failed", session.id, kind)
+                    await send("error", {"message": f"{type(exc).__name__}: {exc}", "code": "EXECUTION_ERROR"})
         except WebSocketDisconnect:
             pass
         except Exception as exc:  # noqa: BLE001 - one broken connection never takes the server down

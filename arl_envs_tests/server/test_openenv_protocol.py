@@ -94,6 +94,7 @@ def test_http_session_episode_and_close(server) -> None:
         ("/reset", json.dumps({"env_id": GUESS, "env_kwargs": {"low": "abc"}}).encode(), 422, "low"),
         ("/reset", json.dumps({"env_id": GUESS, "sed": 1}).encode(), 422, "'sed'"),
         ("/reset", json.dumps({"env_id": GUESS, "seed": -1}).encode(), 422, "seed"),
+        ("/reset", json.dumps({"env_id": 5}).encode(), 422, "env_id must be a string"),
         ("/reset", json.dumps([1, 2]).encode(), 422, "JSON object"),
         ("/reset", json.dumps({"seed": 0}).encode(), 400, "needs an env_id"),
         ("/step", json.dumps({"action": {"text": "x"}}).encode(), 400, "session_id"),
@@ -123,6 +124,7 @@ def test_websocket_bad_input_is_an_error_message_and_the_session_goes_on(server)
         bad = ask({"type": "reset", "data": {"env_id": GUESS, "env_kwargs": {"bogus": 1}}})["data"]
         assert bad["code"] == "BAD_KWARGS" and "bogus" in bad["message"]
         assert ask({"type": "step"})["data"]["code"] == "VALIDATION_ERROR"
+        assert ask({"type": "reset", "data": {"env_id": ["a"]}})["data"]["code"] == "VALIDATION_ERROR"
         assert ask("x" * (2 ** 20 + 1))["data"]["code"] == "MESSAGE_TOO_LARGE"
         ok = ask({"type": "reset", "data": {"env_id": GUESS, "seed": 0}})
         assert ok["type"] == "observation"
