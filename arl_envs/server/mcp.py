@@ -151,6 +151,8 @@ class McpApp:
                 await manager.close(session, "its first reset failed")
             raise
         if new and mcp_sid is not None:
+            # forget MCP sessions whose env was closed meanwhile (idle timeout) without the client ending them
+            self.by_mcp_session = {k: v for k, v in self.by_mcp_session.items() if not v.closed}
             self.by_mcp_session[mcp_sid] = session
         with contextlib.suppress(Exception):  # the tool list now has the env's tools
             await ctx.session.send_tool_list_changed()
