@@ -10,7 +10,9 @@ Measured, for 1, 16 and 256 concurrent sessions (asyncio clients, one server pro
   ``HTTPEnvServer``, through ``/ws`` with ``GenericEnvClient``;
 * ``arl in-process`` / ``echo in-process``: the env's own ``step`` in this process (the env's cost).
 
-Overhead = served p50 - in-process p50 of the same env. Rounds of every configuration are interleaved, so machine
+Overhead = served p50 - in-process p50 of the same env. Server CPU per step = the server process's user + system
+CPU time over the configuration's rounds (connections, resets and closes included) / timed steps: what a step costs
+the server, less sensitive to the machine's load than the round trip. Rounds of every configuration are interleaved, so machine
 load hits them alike. Only ``step`` calls are timed, once every session of the round is connected and reset (an
 episode that ends is reset untimed). Client and servers share this machine's cores: with many sessions the client's
 own CPU (OpenEnv's client, httpx) is part of each round trip.
@@ -193,9 +195,18 @@ def main() -> None:
     _, EchoEnv, EchoAction = peer_app(1)
     arl_url, peer_url = f"http://127.0.0.1:{arl_port}", f"http://127.0.0.1:{peer_port}"
     samples: dict[tuple[str, int], list[float]] = {}
+    cpu: dict[tuple[str, int], float] = {}  # server CPU seconds (user + system) spent on each configuration
+    import psutil
+
+    procs = {"arl": psutil.Process(arl.pid), "peer": psutil.Process(peer.pid)}
 
     def add(key: tuple[str, int], xs: list[float]) -> None:
         samples.setdefault(key, []).extend(xs)
+
+    def served(key: tuple[str, int], server: str, coro) -> None:
+        t0 = sum(procs[server].cpu_times()[:2])
+        add(key, asyncio.run(coro))
+        cpu[key] = cpu.get(key, 0.0) + sum(procs[server].cpu_times()[:2]) - t0
 
     def guess_env():
         env = gym.make(ENV_ID)
@@ -214,9 +225,9 @@ def main() -> None:
                 echo_env, lambda e: e.step(EchoAction(message="hello")).done, 300))
             for s in sessions:
                 steps = STEPS.get(s, max(1, 300 // s))
-                add(("arl ws", s), asyncio.run(ws_round(arl_url, s, steps, {"env_id": ENV_ID}, {"text": ACTION})))
-                add(("peer ws", s), asyncio.run(ws_round(peer_url, s, steps, {}, {"message": "hello"})))
-                add(("arl http", s), asyncio.run(http_round(arl_url, s, steps)))
+                served(("arl ws", s), "arl", ws_round(arl_url, s, steps, {"env_id": ENV_ID}, {"text": ACTION}))
+                served(("peer ws", s), "peer", ws_round(peer_url, s, steps, {}, {"message": "hello"}))
+                served(("arl http", s), "arl", http_round(arl_url, s, steps))
     finally:
         for proc in (arl, peer):
             proc.terminate()
@@ -226,12 +237,14 @@ def main() -> None:
             "peer": statistics.median(samples[("echo in-process", 1)]) * 1e3}
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.1f} at the end; {args.rounds} interleaved rounds.\n")
-    print("| configuration | sessions | steps | p50 ms | p99 ms | overhead p50 ms (vs its env in-process) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| configuration | sessions | steps | p50 ms | p99 ms | overhead p50 ms (vs its env in-process) "
+          "| server CPU ms per step (incl. connect + reset) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for (name, s), xs in samples.items():
         system = "peer" if name.startswith(("peer", "echo")) else "arl"
         over = "" if "in-process" in name else f"{pct(xs, 0.5) - base[system]:.3f}"
-        print(f"| {name} | {s} | {len(xs)} | {pct(xs, 0.5):.3f} | {pct(xs, 0.99):.3f} | {over} |")
+        per_step = f"{cpu[(name, s)] / len(xs) * 1e3:.3f}" if (name, s) in cpu else ""
+        print(f"| {name} | {s} | {len(xs)} | {pct(xs, 0.5):.3f} | {pct(xs, 0.99):.3f} | {over} | {per_step} |")
 
 
 if __name__ == "__main__":
