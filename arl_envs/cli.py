@@ -454,8 +454,7 @@ def serve_cmd(
         except ValueError as exc:
             problem = str(exc)
     if problem:
-        print(f"arl-envs serve: {problem}", file=sys.stderr)
-        raise typer.Exit(2)
+        raise typer.BadParameter(problem)
     serve(host, port, env_patterns=env or None, max_sessions=max_sessions, idle_timeout_s=idle_timeout or None,
           token=token, workers=workers)
 

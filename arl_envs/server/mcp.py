@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
@@ -25,8 +25,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from arl_envs.server.sessions import ServeError, Session
 
-if TYPE_CHECKING:
-    from arl_envs.server.app import ArlServer
+#: The ``arl_envs.server.app.ArlServer`` this app serves (``app`` imports this module, not the other way).
+ArlServer = Any
 
 RESET_TOOL = "reset_env"
 MCP_SESSION_HEADER = "mcp-session-id"

@@ -58,6 +58,9 @@ class _RemoteTool:
 class RemoteEnv(AgentEnv):
     """An env id served by ``arl-envs serve``, as a normal Gymnasium env.
 
+    A contract proxy (``contract_proxy = True``): ``reset`` and ``step`` forward to the served env, which runs the
+    contract's hooks in the server's process, so this class overrides them.
+
     Args:
         url: The server, ``http://host:port`` (or ``ws://``).
         env_id: The id to play (the server must serve it).
@@ -73,6 +76,8 @@ class RemoteEnv(AgentEnv):
         InfrastructureError: No server answers at construction.
         InvalidKwargs: The server refuses ``env_kwargs`` (as the env in-process would), or an unknown id.
     """
+
+    contract_proxy = True
 
     def __init__(
         self,
@@ -342,7 +347,7 @@ class RemoteVectorEnv(gym.vector.SyncVectorEnv):
 def make_remote_vec(env_id: str, num_envs: int, url: str, **kwargs: Any) -> RemoteVectorEnv:
     """``num_envs`` remote sessions of ``env_id`` on the server at ``url`` (``kwargs``: env kwargs, plus
     ``timeout_s``, ``token`` and ``autoreset_mode``)."""
-    from arl_envs.vector import as_autoreset_mode
+    from arl_envs.vector_modes import as_autoreset_mode
 
     vector_kwargs = {}
     if "autoreset_mode" in kwargs:
