@@ -1,5 +1,9 @@
-"""Reference agents: random, scripted expert, and a human at the keyboard."""
+"""Reference agents: random, scripted expert, a human at the keyboard, and a model behind an OpenAI-compatible API."""
 
 from arl_envs.agents.agents import Agent, Episode, ExpertAgent, HumanAgent, RandomAgent, make_agent, run_episode
+from arl_envs.agents.chat_model import ChatModelAgent, ContextLengthExceeded, ModelCall, ModelError
 
-__all__ = ["Agent", "Episode", "ExpertAgent", "HumanAgent", "RandomAgent", "make_agent", "run_episode"]
+__all__ = [
+    "Agent", "ChatModelAgent", "ContextLengthExceeded", "Episode", "ExpertAgent", "HumanAgent", "ModelCall", "ModelError",
+    "RandomAgent", "make_agent", "run_episode",
+]
