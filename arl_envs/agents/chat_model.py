@@ -160,15 +160,15 @@ class ChatModelAgent(Agent):
         """The episode as chat messages (``ChatMessages`` roles: system, user, assistant, tool)."""
         if "messages" in info:
             return list(info["messages"])
-        if not self._messages or info.get("turn", 1) == 0:
+        if not self._messages or info.get("turn") == 0:
             self._messages = []
             if info.get("instructions") and info.get("task") is not None:
                 self._messages += [{"role": "system", "content": info["instructions"]},
                                    {"role": "user", "content": info["task"]}]
             else:
                 self._messages.append({"role": "user", "content": observation})
-        else:
-            self._messages.append({"role": "assistant", "content": self._turns[-1].action if self._turns else ""})
+        elif sum(m["role"] == "assistant" for m in self._messages) < len(self._turns):  # once per turn
+            self._messages.append({"role": "assistant", "content": self._turns[-1].action})
             calls = info.get("tool_calls") or []
             ok = calls and info.get("action_error") is None
             self._messages.append({"role": "tool", "name": calls[0]["name"], "content": observation} if ok
@@ -209,7 +209,9 @@ class ChatModelAgent(Agent):
         return out
 
     def request_body(self, observation: str, info: dict[str, Any]) -> dict[str, Any]:
-        """The JSON body of this turn's request."""
+        """The JSON body of this turn's request (a reset's info, ``turn == 0``, starts a new episode)."""
+        if info.get("turn") == 0 and self._turns:
+            self.reset()
         body: dict[str, Any] = {
             "model": self.model,
             "messages": self.messages_for(observation, info),

@@ -115,6 +115,19 @@ def test_act_native_reports_usage(server: LlamaCppServer) -> None:
     assert agent.calls[1].tokens_in > call.tokens_in
     env.close()
     agent.close()
+    # on the raw env (no ChatMessages) the agent keeps the same history itself; tool results go out as user turns
+    raw = gym.make("arl/example.guess-v0")
+    obs, info = raw.reset(seed=3)
+    own = ChatModelAgent(server.base_url, "smollm2", max_tokens=24)
+    first = own.act(obs, info)
+    assert first == action  # greedy: the same prompt gives the same reply
+    obs2, _, _, _, info2 = raw.step(first)
+    msgs = own.messages_for(obs2, info2)
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    assert msgs[2]["content"] == first and msgs[3]["content"] == obs2
+    assert own.messages_for(obs2, info2) == msgs  # asking twice does not grow the history
+    raw.close()
+    own.close()
 
 
 @needs_server
