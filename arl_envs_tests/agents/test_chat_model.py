@@ -120,7 +120,6 @@ def test_act_native_reports_usage(server: LlamaCppServer) -> None:
     obs, info = raw.reset(seed=3)
     own = ChatModelAgent(server.base_url, "smollm2", max_tokens=24)
     first = own.act(obs, info)
-    assert first == action  # greedy: the same prompt gives the same reply
     obs2, _, _, _, info2 = raw.step(first)
     msgs = own.messages_for(obs2, info2)
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
