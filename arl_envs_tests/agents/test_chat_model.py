@@ -214,6 +214,15 @@ def test_cli_eval_end_to_end_native_and_openai(server: LlamaCppServer, tmp_path:
     summary = json.loads((out1 / "summary.json").read_text())
     assert summary["rows"][0]["episodes"] == 2 and summary["rows"][0]["max_turns"] == 3
     assert "<script" in (out1 / "episodes.html").read_text() and "success [95% CI]" in (out1 / "summary.md").read_text()
+    # the run's rows go into a scoreboard as eval:smollm2, replacing the rows named in drop_agents
+    from arl_baselines.scoreboard import merge_eval_rows
+
+    board = tmp_path / "board.jsonl"
+    old = {"env_id": "arl/example.guess-v0", "agent": "lm:smollm2", "episodes": 2}
+    board.write_text(json.dumps(old) + "\n")
+    rows, md = merge_eval_rows(board, out1, drop_agents=("lm:smollm2",))
+    assert [(r["env_id"], r["agent"], r["episodes"]) for r in rows] == [("arl/example.guess-v0", "eval:smollm2", 2)]
+    assert "<= 3 turns x 48 tok" in md and "lm:smollm2" not in board.read_text()
     # resume: nothing left to play; the lines stay as they were
     before = (out1 / "episodes.jsonl").read_text()
     r = _cli("eval", *common, "--env", "arl/example.guess-v0", "-k", "max_turns=3", "--output", str(out1))
