@@ -448,7 +448,8 @@ def scoreboard(
     env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
     seeds: Optional[int] = typer.Option(None, help="Held-out seeds per random/expert row (default 6; quick 2)."),
     lm_seeds: Optional[int] = typer.Option(None, help="Seeds per language-model row (default 2; quick 1)."),
-    lm: list[str] = typer.Option([], "--lm", help="load_policy spec (default smollm2; quick tiny), repeatable."),
+    lm: list[str] = typer.Option([], "--lm", help="load_policy spec, repeatable (default: none; quick: tiny). "
+                                 "Real-model rows: benchmarks/scoreboard_eval.py (arl-envs eval)."),
     output: str = typer.Option("runs/scoreboard.jsonl", "--output", "-o", help="Rows (JSONL); the table: .md"),
     resume: bool = typer.Option(False, help="Skip rows already in --output."),
 ) -> None:
