@@ -255,7 +255,7 @@ class ChatModelAgent(Agent):
                     blocks.append(f"<tool_call>{payload}</tool_call>")
                 ids.append(str(tc.get("id") or f"call_{len(self._turns)}_{k}"))
             action = "\n".join(blocks)
-            wire = {"role": "assistant", "content": content or None,
+            wire = {"role": "assistant", "content": content,  # "" not None: llama.cpp's server wants a string
                     "tool_calls": [dict(tc, id=i, type=tc.get("type", "function")) for tc, i in zip(tool_calls, ids)]}
             self._turns.append(_Turn(action, wire, ids))
         else:

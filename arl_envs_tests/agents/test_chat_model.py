@@ -45,7 +45,7 @@ needs_server = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with LlamaCppServer(n_ctx=4096, n_threads=2, log_path=log) as srv:
+    with LlamaCppServer(n_ctx=4096, n_threads=1, log_path=log) as srv:
         yield srv
 
 
@@ -172,7 +172,7 @@ class _KillServerOnStep(gym.Wrapper):
 
 @needs_server
 def test_server_killed_mid_episode_is_model_error_then_resume_retries(tmp_path: Path) -> None:
-    srv = LlamaCppServer(n_ctx=2048, n_threads=2).start()
+    srv = LlamaCppServer(n_ctx=2048, n_threads=1).start()
     env_id = "arl-test/guess-kill-server-v0"
     gym.register(env_id, entry_point=lambda **kw: _KillServerOnStep(gym.make("arl/example.guess-v0", **kw), srv))
     try:
@@ -186,7 +186,7 @@ def test_server_killed_mid_episode_is_model_error_then_resume_retries(tmp_path: 
         # the server is back (same port), the env no longer kills it: a rerun plays the failed episode again
         gym.registry.pop(env_id)
         gym.register(env_id, entry_point="arl_envs.envs.example.guess:GuessEnv", max_episode_steps=2)
-        srv = LlamaCppServer(port=srv.port, n_ctx=2048, n_threads=2).start()
+        srv = LlamaCppServer(port=srv.port, n_ctx=2048, n_threads=1).start()
         summary = run_eval(cfg, tmp_path / "run", progress=False)
         assert summary["played"] == 1 and summary["rows"][0]["model_errors"] == 0
         assert summary["rows"][0]["episodes"] == 1
@@ -235,6 +235,7 @@ def test_cli_eval_end_to_end_native_and_openai(server: LlamaCppServer, tmp_path:
     r = _cli("eval", *common, "--env", "arl/math.arithmetic-v0", "--tool-mode", "openai", "--output", str(out2))
     assert r.returncode == 0, r.stderr + r.stdout
     recs = load_records(out2 / "episodes.jsonl")
-    assert len(recs) == 2 and all(r["tool_mode"] == "openai" and r["turns"] == 1 for r in recs.values())
+    assert len(recs) == 2 and all(r["tool_mode"] == "openai" and 1 <= r["turns"] <= 2 for r in recs.values())
+    assert any(a.startswith("<tool_call>") for r in recs.values() for a in r["actions"])  # from the server's tool_calls
     cfg = json.loads((out2 / "config.json").read_text())
     assert cfg["tool_mode"] == "openai" and "api_key" not in cfg
