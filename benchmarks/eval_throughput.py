@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=1, help="rounds of 1,4,16,16,4,1")
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--guess-turns", type=int, default=3, help="max_turns of arl/example.guess-v0")
-    ap.add_argument("--threads", type=int, default=2, help="the server's CPU threads")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="the server's CPU threads (on 2 busy cores, 2 threads spin on llama.cpp's barrier: ~15x slower)")
     ap.add_argument("--out", default=None, help="JSONL file of the runs")
     a = ap.parse_args(argv)
     kwargs = {"arl/example.guess-v0": {"max_turns": a.guess_turns}}

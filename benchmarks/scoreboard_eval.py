@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ids", nargs="*", default=["arl/*"], help="env ids or patterns (default: all)")
     ap.add_argument("--run", default=str(ROOT / "runs" / "eval_smollm2"), help="eval run directory")
     ap.add_argument("--n-ctx", type=int, default=8192, help="the server's context (SmolLM2's trained length)")
-    ap.add_argument("--threads", type=int, default=2, help="the server's CPU threads")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="the server's CPU threads (on 2 busy cores, 2 threads spin on llama.cpp's barrier: ~15x slower)")
     ap.add_argument("--merge-only", action="store_true", help="only merge the run's rows into the board")
     a = ap.parse_args(argv)
     command = "python benchmarks/scoreboard_eval.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> None:
             print("$", " ".join(cmd[2:]), flush=True)
             rc = subprocess.run(cmd, cwd=ROOT).returncode
             print(f"arl-envs eval exited {rc}", flush=True)
+    else:  # the run may have been stopped before its summary: summarise its episode lines
+        from arl_envs.evaluation import EvalConfig, write_summary
+
+        write_summary(a.run, EvalConfig(**json.loads((Path(a.run) / "config.json").read_text())))
     keep = HERE / "eval_smollm2"
     keep.mkdir(exist_ok=True)
     for name in ("summary.json", "summary.md", "config.json"):

@@ -429,16 +429,18 @@ def merge_eval_rows(board: str | Path, run_dir: str | Path, drop_agents: Iterabl
                     header: str = "") -> tuple[list[dict[str, Any]], str]:
     """Put the rows of an ``arl-envs eval`` run into a board's JSONL file and rewrite its Markdown table.
 
-    Rows of the same agent label, and of every agent in ``drop_agents`` (rows this one replaces), are removed first.
+    Ids the run did not reach (no episode line) get no row. For the ids it did reach, rows of the same agent label and
+    of every agent in ``drop_agents`` (rows this one replaces) are removed first; other ids keep theirs.
 
     Returns:
         ``(rows, markdown)`` as :func:`run_and_write`; ``header`` goes above the table.
     """
     path = Path(board)
-    new = [c.summary() for c in cells_from_eval(run_dir)]
+    new = [c.summary() for c in cells_from_eval(run_dir) if c.seeds or c.env_errors or "model errors" in c.note]
     labels = {r["agent"] for r in new} | set(drop_agents)
+    reached = {r["env_id"] for r in new}
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
-    rows = [r for r in rows if r["agent"] not in labels] + new
+    rows = [r for r in rows if not (r["env_id"] in reached and r["agent"] in labels)] + new
     order = {"random": 0, "expert": 1}
     rows.sort(key=lambda r: (r["env_id"], order.get(r["agent"], 2), r["agent"]))
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
