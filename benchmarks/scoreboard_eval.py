@@ -54,10 +54,10 @@ def main(argv: list[str] | None = None) -> None:
             print("$", " ".join(cmd[2:]), flush=True)
             rc = subprocess.run(cmd, cwd=ROOT).returncode
             print(f"arl-envs eval exited {rc}", flush=True)
-    else:  # the run may have been stopped before its summary: summarise its episode lines
-        from arl_envs.evaluation import EvalConfig, write_summary
+    # summarise the run's episode lines (also when it was stopped before writing its own summary)
+    from arl_envs.evaluation import EvalConfig, write_summary
 
-        write_summary(a.run, EvalConfig(**json.loads((Path(a.run) / "config.json").read_text())))
+    write_summary(a.run, EvalConfig(**json.loads((Path(a.run) / "config.json").read_text())))
     keep = HERE / "eval_smollm2"
     keep.mkdir(exist_ok=True)
     for name in ("summary.json", "summary.md", "config.json"):
