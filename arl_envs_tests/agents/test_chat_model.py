@@ -24,6 +24,8 @@ from arl_envs.evaluation import EvalConfig, load_records, run_eval
 from arl_envs.wrappers import ChatMessages
 
 ROOT = Path(__file__).resolve().parents[2]
+#: One pytest-xdist worker runs this module: one model server (module fixture) instead of one per worker.
+pytestmark = pytest.mark.xdist_group("llama_server")
 
 
 def _model_installed() -> bool:
