@@ -376,7 +376,8 @@ def summarize(records: list[dict[str, Any]], env_ids: list[str]) -> list[dict[st
     """One row per id: ``episodes`` (scored), ``success_rate`` + ``success_ci``, ``mean_return`` + ``return_ci``,
     ``model_errors``, ``env_errors``, ``context_exceeded``, ``cut_replies``, mean ``turns`` and the id's
     ``max_turns``, mean ``tokens_in`` / ``tokens_out`` per episode, ``first_prompt_tokens`` (max over episodes),
-    ``latency_s`` (mean model seconds per episode), and the scored ``seeds``, ``successes``, ``returns``."""
+    ``latency_s`` (mean model seconds per episode), ``seconds`` (episode wall seconds summed over the id's lines), and
+    the scored ``seeds``, ``successes``, ``returns``."""
     rows = []
     for env_id in env_ids:
         recs = [r for r in records if r["env_id"] == env_id]
@@ -404,6 +405,7 @@ def summarize(records: list[dict[str, Any]], env_ids: list[str]) -> list[dict[st
                 "tokens_out": sum(r["tokens_out"] for r in scored) / n if n else float("nan"),
                 "first_prompt_tokens": max(first) if first else None,
                 "latency_s": sum(r["latency_s"] for r in scored) / n if n else float("nan"),
+                "seconds": sum(float(r.get("seconds") or 0.0) for r in recs),
                 "seeds": [r["seed"] for r in scored],
                 "successes": [bool(r["success"]) for r in scored],
                 "returns": returns,

@@ -420,7 +420,7 @@ def cells_from_eval(run_dir: str | Path, label: str | None = None) -> list[Cell]
             note += f"; {row['context_exceeded']} ctx full"
         cells.append(Cell(row["env_id"], label, seeds=list(row["seeds"]), successes=list(row["successes"]),
                           returns=list(row["returns"]), env_errors=int(row["env_errors"]),
-                          seconds=float(row["latency_s"]) * row["episodes"] if row["episodes"] else 0.0,
+                          seconds=float(row.get("seconds") or 0.0),
                           env_kwargs=dict(cfg.get("env_kwargs") or {}), note=note))
     return cells
 
