@@ -33,11 +33,10 @@ import gymnasium as gym
 import arl_envs
 from arl_envs.agents import make_agent, run_episode
 from arl_envs.core.errors import ArlError
+from arl_envs.stats import T_975, Z_95, mean_interval, wilson_interval  # noqa: F401  (re-exported)
 
 #: First held-out seed (the GRPO baseline's evaluation offset: no training seed reaches it).
 HELD_OUT_SEED_BASE = 1_000_000_000
-#: z of a two-sided 95% normal interval.
-Z_95 = 1.959963984540054
 #: Seeds per (env, agent) of the full board for the reference agents, and for the language models.
 FULL_SEEDS, FULL_LM_SEEDS = 6, 2
 #: Language-model budget of the full board: tokens per turn, turns per episode (a TimeLimit over the env's own).
@@ -46,9 +45,6 @@ FULL_MAX_NEW_TOKENS, FULL_MAX_TURNS = 32, 2
 QUICK_SEEDS, QUICK_LM_SEEDS, QUICK_MAX_NEW_TOKENS, QUICK_MAX_TURNS = 2, 1, 4, 1
 #: Tokens kept free per later turn for the observation when sizing the decoder's context.
 OBS_TOKEN_BUDGET = 512
-#: Two-sided 95% Student-t quantiles ``t_{0.975, df}`` for df = 1..30 (standard t table); beyond 30 the normal z.
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 #: Longest context a language-model row uses (prompts beyond it are cut: those episodes count as failures).
 MAX_CONTEXT_TOKENS = 8192
 
@@ -56,30 +52,6 @@ MAX_CONTEXT_TOKENS = 8192
 def held_out_seeds(n: int) -> list[int]:
     """The first ``n`` held-out seeds."""
     return [HELD_OUT_SEED_BASE + i for i in range(n)]
-
-
-def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (Wilson 1927); ``(0, 1)`` when ``n == 0``."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def mean_interval(values: list[float]) -> tuple[float, float, float]:
-    """``(mean, low, high)``: Student-t 95% interval of the mean (zero width for n < 2 or no spread)."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    mean = sum(values) / n
-    if n < 2:
-        return mean, mean, mean
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = (T_975[n - 2] if n - 1 <= len(T_975) else Z_95) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
 
 
 @dataclass
@@ -436,8 +408,10 @@ def run_and_write(
     """Run the board, saving each row to the JSONL file ``out`` as it finishes, and write the table to ``out`` with
     ``.md`` (:func:`table_path`; the two never share a path).
 
-    Defaults: the full board (:data:`FULL_SEEDS`, :data:`FULL_LM_SEEDS` seeds, ``smollm2``, 32 tokens x 2 turns), or
-    with ``quick`` the CI size (:data:`QUICK_SEEDS`, :data:`QUICK_LM_SEEDS`, ``tiny``, 4 tokens x 1 turn).
+    Defaults: the full board (:data:`FULL_SEEDS` seeds, random and expert; language models through ``lms`` (32
+    tokens x 2 turns) or, with each id's own turn budget, through ``arl-envs eval`` runs imported with
+    :func:`merge_eval_rows`), or with ``quick`` the CI size (:data:`QUICK_SEEDS`, :data:`QUICK_LM_SEEDS`, ``tiny``,
+    4 tokens x 1 turn).
 
     Args:
         out: JSONL file of rows (:meth:`Cell.summary` per line).
@@ -460,7 +434,7 @@ def run_and_write(
 
     seeds = seeds or (QUICK_SEEDS if quick else FULL_SEEDS)
     lm_seeds = lm_seeds or (QUICK_LM_SEEDS if quick else FULL_LM_SEEDS)
-    lms = lms or (["tiny"] if quick else ["smollm2"])
+    lms = lms if lms is not None else (["tiny"] if quick else [])  # full board: SmolLM2 comes from `arl-envs eval`
     max_new_tokens = max_new_tokens or (QUICK_MAX_NEW_TOKENS if quick else FULL_MAX_NEW_TOKENS)
     max_turns = max_turns or (QUICK_MAX_TURNS if quick else FULL_MAX_TURNS)
     path = Path(out)
@@ -491,4 +465,53 @@ def run_and_write(
     )
     md = header + markdown_table(rows) + "\n"
     table_path(path).write_text(md)
+    return rows, md
+
+
+def cells_from_eval(run_dir: str | Path, label: str | None = None) -> list[Cell]:
+    """Scoreboard rows from an ``arl-envs eval`` run directory (its ``summary.json``), one per env id.
+
+    The agent label is ``eval:<model name>`` unless ``label`` is given; the note states the budgets (the id's own turn
+    budget, the tokens per reply), the first-prompt token count (the server's tokenizer), the replies cut at the
+    token budget, and the episodes that ended on a model error (not scored, like env errors).
+    """
+    summary = json.loads((Path(run_dir) / "summary.json").read_text())
+    cfg = summary["config"]
+    label = label or f"eval:{cfg['model_name']}"
+    cells = []
+    for row in summary["rows"]:
+        note = (f"<= {row['max_turns']} turns x {cfg['max_tokens']} tok; prompt {row['first_prompt_tokens']} tok; "
+                f"{row['cut_replies']} cut")
+        if row["model_errors"]:
+            note += f"; {row['model_errors']} model errors"
+        if row.get("context_exceeded"):
+            note += f"; {row['context_exceeded']} ctx full"
+        cells.append(Cell(row["env_id"], label, seeds=list(row["seeds"]), successes=list(row["successes"]),
+                          returns=list(row["returns"]), env_errors=int(row["env_errors"]),
+                          seconds=float(row.get("seconds") or 0.0),
+                          env_kwargs=dict(cfg.get("env_kwargs") or {}), note=note))
+    return cells
+
+
+def merge_eval_rows(board: str | Path, run_dir: str | Path, drop_agents: Iterable[str] = (),
+                    header: str = "") -> tuple[list[dict[str, Any]], str]:
+    """Put the rows of an ``arl-envs eval`` run into a board's JSONL file and rewrite its Markdown table.
+
+    Ids the run did not reach (no episode line) get no row. For the ids it did reach, rows of the same agent label and
+    of every agent in ``drop_agents`` (rows this one replaces) are removed first; other ids keep theirs.
+
+    Returns:
+        ``(rows, markdown)`` as :func:`run_and_write`; ``header`` goes above the table.
+    """
+    path = Path(board)
+    new = [c.summary() for c in cells_from_eval(run_dir) if c.seeds or c.env_errors or "model errors" in c.note]
+    labels = {r["agent"] for r in new} | set(drop_agents)
+    reached = {r["env_id"] for r in new}
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    rows = [r for r in rows if not (r["env_id"] in reached and r["agent"] in labels)] + new
+    order = {"random": 0, "expert": 1}
+    rows.sort(key=lambda r: (r["env_id"], order.get(r["agent"], 2), r["agent"]))
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    md = header + markdown_table(rows) + "\n"
+    path.with_suffix(".md").write_text(md)
     return rows, md
