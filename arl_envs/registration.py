@@ -218,6 +218,13 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
     ),
+    # --- tool use with a simulated user (tau-bench style) ---
+    EnvSpecRow(
+        "arl/tooluse.retail-v0",
+        "arl_envs.envs.tooluse.env:RetailEnv",
+        "Customer service of an online shop: talk with a simulated user, call 12 order/product tools under a "
+        "policy (authenticate, confirm writes); reward = final database equals the goal; 64 templates.",
+    ),
     # --- example: the env to copy; README "Add an environment" ---
     EnvSpecRow(
         "arl/example.guess-v0",
