@@ -10,7 +10,7 @@ import pytest
 import arl_envs  # noqa: F401  (registers the ids)
 from arl_envs.agents import RandomAgent, make_agent, run_episode
 
-IDS = ["arl/tooluse.retail-v0"]
+IDS = ["arl/tooluse.retail-v0", "arl/tooluse.airline-v0"]
 
 
 def _play_expert(env: gym.Env, task_id: str) -> tuple[str, dict]:
@@ -90,9 +90,11 @@ def test_database_rules_refuse_a_bad_write_without_ending_the_episode() -> None:
 @pytest.mark.parametrize("env_id", IDS)
 def test_progress_per_correct_write_and_wrong_final_state_fails(env_id: str) -> None:
     env = gym.make(env_id)
-    template = next(t for t in env.unwrapped.domain.templates() if t.startswith("cancel_and_return"))
-    env.reset(options={"task_id": f"{template}/0"})
     u = env.unwrapped
+    for template in u.domain.templates():  # the first template with two writes
+        env.reset(options={"task_id": f"{template}/0"})
+        if len(u.task.writes) == 2:
+            break
     progress = 0.0
     for _ in range(len(u.task.plan) - 2):  # stop before the second write
         _, _, term, _, info = env.step(u.expert_action())
@@ -168,7 +170,7 @@ def test_openai_tool_schemas(env_id: str) -> None:
     env = gym.make(env_id)
     _, info = env.reset(seed=0)
     names = [t["function"]["name"] for t in info["tools"]]
-    assert {"respond", "transfer_to_human"} <= set(names) and 12 <= len(names) - 2 <= 15
+    assert {"respond", "transfer_to_human"} <= set(names) and 10 <= len(names) - 2 <= 15
     assert all(t["type"] == "function" and t["function"]["parameters"]["type"] == "object" for t in info["tools"])
     bad = env.step('<tool_call>{"name": "get_order_details", "arguments": {"order_id": "W1"}}</tool_call>')
     assert bad[4]["action_error"] and bad[4]["reward_components"]["format"] < 0 and not bad[2]

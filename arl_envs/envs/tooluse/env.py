@@ -13,6 +13,7 @@ from typing import Any, Callable, ClassVar
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
+from arl_envs.envs.tooluse.airline import AirlineDomain
 from arl_envs.envs.tooluse.domain import CONVERSATION_TOOLS, Domain, TaskSpec, ToolError
 from arl_envs.envs.tooluse.retail import RetailDomain
 from arl_envs.envs.tooluse.user import STOP, CallableUser, ScriptedUser, is_refusal, is_yes
@@ -191,3 +192,10 @@ class RetailEnv(ToolUseEnv):
     :mod:`arl_envs.envs.tooluse.retail` has the database, the 12 tools, the policy and the 64 templates)."""
 
     domain = RetailDomain()
+
+
+class AirlineEnv(ToolUseEnv):
+    """``arl/tooluse.airline-v0``: an airline's customer service (see :class:`ToolUseEnv`;
+    :mod:`arl_envs.envs.tooluse.airline` has the database, the 11 tools, the policy and the 66 templates)."""
+
+    domain = AirlineDomain()
