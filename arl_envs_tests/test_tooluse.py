@@ -174,3 +174,14 @@ def test_openai_tool_schemas(env_id: str) -> None:
     assert all(t["type"] == "function" and t["function"]["parameters"]["type"] == "object" for t in info["tools"])
     bad = env.step('<tool_call>{"name": "get_order_details", "arguments": {"order_id": "W1"}}</tool_call>')
     assert bad[4]["action_error"] and bad[4]["reward_components"]["format"] < 0 and not bad[2]
+
+
+def test_scoreboard_reports_pass_k_over_repeated_trials() -> None:
+    from arl_baselines import scoreboard as sb
+
+    assert sb.pass_hat_k([[True, True, False, True], [False] * 4], 2) == pytest.approx((3 / 6 + 0) / 2)
+    rows = {a: sb.score_reference("arl/tooluse.retail-v0", a, sb.held_out_seeds(2)).summary()
+            for a in ("random", "expert")}
+    assert rows["expert"]["episodes"] == 2 * sb.PASS_K_TRIALS and rows["expert"]["pass_k"][sb.PASS_K_TRIALS] == 1.0
+    assert rows["random"]["pass_k"][1] == 0.0
+    assert "1.00 / 1.00 / 1.00 / 1.00" in sb.markdown_table([rows["expert"]])

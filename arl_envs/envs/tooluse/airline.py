@@ -38,6 +38,8 @@ RES_INTENTS = {
     "trap_change_basic_date": ("refuse", "basic"), "trap_remove_bags": ("refuse", "old"),
     "trap_other_user": ("refuse", "old"), "trap_compensation": ("transfer", "old"),
 }
+#: A user's reservations, in the order of ``user["reservations"]`` in a fresh database.
+SLOTS = ("old", "basic", "recent", "business", "insured")
 BOOK_INTENTS = ("book_1", "book_2", "book_bags", "book_insured")
 REFS = ("id", "route", "date")
 PAYS = ("credit_card", "gift_card", "certificate")
@@ -349,7 +351,7 @@ class AirlineDomain(Domain):
                      False), ("recent", "economy", "2024-05-14 20:00", False),
                      ("business", "business", "2024-05-03 09:00", False), ("insured", "economy", "2024-05-04 12:00",
                                                                            True))
-            for (slot, cabin, created, insured), route, day in zip(slots, rng.sample(sorted(routes), 5),
+            for (_, cabin, created, insured), route, day in zip(slots, rng.sample(sorted(routes), 5),
                                                                    rng.sample(DATES, 5)):
                 rid = _uid(rng, used, lambda: "".join(rng.choice(alnum) for _ in range(6)))
                 fn = rng.choice(routes[route])
@@ -361,7 +363,7 @@ class AirlineDomain(Domain):
                 r = {"reservation_id": rid, "user_id": user_id, "origin": route[0], "destination": route[1],
                      "cabin": cabin, "passengers": pax, "created_at": created, "insurance": insured,
                      "flights": [{"flight_number": fn, "date": day, "price": price}], "status": "active",
-                     "total_baggages": rng.randrange(1, 3), "slot": slot}
+                     "total_baggages": rng.randrange(1, 3)}
                 r["nonfree_baggages"] = max(0, r["total_baggages"] - FREE_BAGS[user["membership"]][cabin] * len(pax))
                 amount = len(pax) * (price + (INSURANCE_PRICE if insured else 0)) + BAG_PRICE * r["nonfree_baggages"]
                 r["payment_history"] = [{"payment_id": rng.choice(sorted(pms)), "amount": round(amount, 2)}]
@@ -444,8 +446,7 @@ class AirlineDomain(Domain):
             owner_id = user_id
             if intent == "trap_other_user":
                 owner_id = rng.choice([u for u in sorted(db["users"]) if u != user_id])
-            r = next(db["reservations"][x] for x in db["users"][owner_id]["reservations"]
-                     if db["reservations"][x]["slot"] == slot)
+            r = db["reservations"][db["users"][owner_id]["reservations"][SLOTS.index(slot)]]
             rid, fl = r["reservation_id"], r["flights"][0]
             text = {"id": f"The reservation id is {rid}.",
                     "route": f"It's my flight from {r['origin']} to {r['destination']}.",
