@@ -185,3 +185,16 @@ def test_scoreboard_reports_pass_k_over_repeated_trials() -> None:
     assert rows["expert"]["episodes"] == 2 * sb.PASS_K_TRIALS and rows["expert"]["pass_k"][sb.PASS_K_TRIALS] == 1.0
     assert rows["random"]["pass_k"][1] == 0.0
     assert "1.00 / 1.00 / 1.00 / 1.00" in sb.markdown_table([rows["expert"]])
+
+
+def test_chat_messages_with_openai_tools_in_the_template() -> None:
+    from arl_envs.wrappers import ChatMessages
+
+    env = ChatMessages(gym.make("arl/tooluse.airline-v0", action_format="json"), tools="template")
+    _, info = env.reset(seed=3)
+    assert len(info["tools"]) == 13 and '"parameters"' not in info["messages"][0]["content"]
+    done = False
+    while not done:
+        _, _, term, trunc, info = env.step(env.unwrapped.expert_action())
+        done = term or trunc
+    assert info["success"] and [m["role"] for m in info["messages"][:4]] == ["system", "user", "assistant", "tool"]
