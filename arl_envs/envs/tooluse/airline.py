@@ -7,6 +7,7 @@ id, its route, its date) and the rows of :data:`BOOK_INTENTS` crossed with how t
 
 from __future__ import annotations
 
+import datetime
 import random
 from typing import Any, Callable
 
@@ -16,9 +17,16 @@ from arl_envs.core.tools import Tool
 from arl_envs.envs.tooluse.domain import Domain, Fact, TaskSpec, ToolError, Write, pick
 
 AIRPORTS = ("JFK", "LAX", "SFO", "ORD", "SEA", "BOS")
-DATES = tuple(f"2024-05-{d}" for d in range(16, 23))
-#: The time the agent works at: reservations created after NOW_MINUS_24H are within 24 hours.
-NOW, NOW_MINUS_24H = "2024-05-15 08:00", "2024-05-14 08:00"
+#: The simulated world's clock (the policy tells the agent the time): flights fly on the 7 days after it.
+_NOW = datetime.datetime(2024, 5, 15, 8, 0)
+NOW = _NOW.strftime("%Y-%m-%d %H:%M")
+DATES = tuple((_NOW.date() + datetime.timedelta(days=d)).isoformat() for d in range(1, 8))
+
+
+def _ago(hours: int) -> str:
+    """The world time ``hours`` before NOW, as ``YYYY-MM-DD HH:MM``."""
+    return (_NOW - datetime.timedelta(hours=hours)).strftime("%Y-%m-%d %H:%M")
+
 CABINS = ("basic_economy", "economy", "business")
 #: Free checked bags per passenger: membership -> cabin -> bags.
 FREE_BAGS = {"regular": {"basic_economy": 0, "economy": 1, "business": 2},
@@ -347,10 +355,9 @@ class AirlineDomain(Domain):
             user = {"name": {"first_name": first, "last_name": last}, "dob": dob, "email":
                     f"{first}.{last}@example.com".lower(), "membership": rng.choice(sorted(FREE_BAGS)),
                     "payment_methods": pms, "reservations": []}
-            slots = (("old", "economy", "2024-05-01 10:00", False), ("basic", "basic_economy", "2024-05-02 11:00",
-                     False), ("recent", "economy", "2024-05-14 20:00", False),
-                     ("business", "business", "2024-05-03 09:00", False), ("insured", "economy", "2024-05-04 12:00",
-                                                                           True))
+            slots = (("old", "economy", _ago(14 * 24 - 2), False), ("basic", "basic_economy", _ago(13 * 24 - 3), False),
+                     ("recent", "economy", _ago(12), False), ("business", "business", _ago(12 * 24 - 1), False),
+                     ("insured", "economy", _ago(11 * 24 - 4), True))
             for (_, cabin, created, insured), route, day in zip(slots, rng.sample(sorted(routes), 5),
                                                                    rng.sample(DATES, 5)):
                 rid = _uid(rng, used, lambda: "".join(rng.choice(alnum) for _ in range(6)))
