@@ -15,6 +15,11 @@ Agents (rows per env id):
 Seeds are the held-out seeds of the GRPO baseline (``EVAL_SEED_OFFSET + i``, never drawn for training).
 Episodes that end on ``info["env_error"]`` (infrastructure failure) are left out of the statistics and counted.
 
+On the ids of :data:`PASS_K_PREFIXES` the reference agents play every seed's task :data:`PASS_K_TRIALS` times
+(the agent reseeded each time) and the row reports pass^k for k = 1..trials (tau-bench's reliability metric: the
+chance that k trials of the same task all succeed, ``mean over tasks of C(c, k) / C(n, k)`` with ``c`` successes in
+``n`` trials; :func:`pass_hat_k`).
+
 Intervals (95%): success rate by the Wilson score interval (E. B. Wilson, 1927, "Probable inference, the law of
 succession, and statistical inference", JASA 22:209); mean return by Student's t (``mean ± t_{0.975, n-1} s/√n``).
 """
@@ -45,6 +50,9 @@ FULL_MAX_NEW_TOKENS, FULL_MAX_TURNS = 32, 2
 QUICK_SEEDS, QUICK_LM_SEEDS, QUICK_MAX_NEW_TOKENS, QUICK_MAX_TURNS = 2, 1, 4, 1
 #: Tokens kept free per later turn for the observation when sizing the decoder's context.
 OBS_TOKEN_BUDGET = 512
+#: Ids whose rows report pass^k over repeated trials of each task, and the trials per task.
+PASS_K_PREFIXES, PASS_K_TRIALS = ("arl/tooluse.",), 4
+
 #: Longest context a language-model row uses (prompts beyond it are cut: those episodes count as failures).
 MAX_CONTEXT_TOKENS = 8192
 
@@ -52,6 +60,15 @@ MAX_CONTEXT_TOKENS = 8192
 def held_out_seeds(n: int) -> list[int]:
     """The first ``n`` held-out seeds."""
     return [HELD_OUT_SEED_BASE + i for i in range(n)]
+
+
+def pass_hat_k(trials: list[list[bool]], k: int) -> float:
+    """pass^k: the mean over tasks of ``C(c, k) / C(n, k)`` (``c`` successes in ``n >= k`` trials of the task).
+
+    Tasks with fewer than ``k`` trials are left out; NaN when none is left.
+    """
+    values = [math.comb(sum(t), k) / math.comb(len(t), k) for t in trials if len(t) >= k]
+    return sum(values) / len(values) if values else float("nan")
 
 
 @dataclass
@@ -68,6 +85,7 @@ class Cell:
         seconds: Wall time of the row (s), env and agent together.
         env_kwargs: Non-default env kwargs (GRPO rows: those it was trained with).
         note: Why the row is empty (env unavailable here), or caps that applied.
+        task_trials: Successes of the repeated trials, per task (ids of :data:`PASS_K_PREFIXES`), else empty.
     """
 
     env_id: str
@@ -79,6 +97,7 @@ class Cell:
     seconds: float = 0.0
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    task_trials: list[list[bool]] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -96,6 +115,8 @@ class Cell:
             "success_ci": wilson_interval(k, self.n),
             "mean_return": mean,
             "return_ci": (lo, hi),
+            "pass_k": {k: pass_hat_k(self.task_trials, k) for k in range(1, 1 + max(map(len, self.task_trials),
+                                                                                      default=0))},
         }
 
 
@@ -117,14 +138,20 @@ def score_reference(env_id: str, agent: str, seeds: list[int], env_kwargs: dict[
         cell.note = f"unavailable: {exc}"
         return cell
     try:
+        trials = PASS_K_TRIALS if env_id.startswith(PASS_K_PREFIXES) else 1
         for seed in seeds:
-            ep = run_episode(env, make_agent(agent, env, seed=seed), seed=seed)
-            cell.seeds.append(seed)
-            if ep.infos[-1].get("env_error") is not None:
-                cell.env_errors += 1
-                continue
-            cell.successes.append(ep.success)
-            cell.returns.append(ep.total_reward)
+            outcomes = []
+            for trial in range(trials):  # the same task (reset seed), the agent reseeded per trial
+                ep = run_episode(env, make_agent(agent, env, seed=seed + trial * 7919), seed=seed)
+                cell.seeds.append(seed)
+                if ep.infos[-1].get("env_error") is not None:
+                    cell.env_errors += 1
+                    continue
+                cell.successes.append(ep.success)
+                cell.returns.append(ep.total_reward)
+                outcomes.append(ep.success)
+            if trials > 1:
+                cell.task_trials.append(outcomes)
     finally:
         env.close()
     cell.seconds = time.perf_counter() - start
@@ -315,17 +342,20 @@ def _fmt_interval(value: float, ci: tuple[float, float], pct: bool) -> str:
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """A Markdown table of :meth:`Cell.summary` rows (env id, agent, n, success [95% CI], return [95% CI], note)."""
+    """A Markdown table of :meth:`Cell.summary` rows (env id, agent, n, success [95% CI], return [95% CI],
+    pass^k for k = 1..trials where the row has repeated trials, note)."""
     lines = [
-        "| env id | agent | n | success [95% CI] | mean return [95% CI] | env errors | s | note |",
-        "|---|---|---:|---|---|---:|---:|---|",
+        "| env id | agent | n | success [95% CI] | mean return [95% CI] | pass^k (k=1,2,..) | env errors | s | note |",
+        "|---|---|---:|---|---|---|---:|---:|---|",
     ]
     for r in rows:
         kwargs = f" ({', '.join(f'{k}={v}' for k, v in r['env_kwargs'].items())})" if r.get("env_kwargs") else ""
         lines.append(
             f"| `{r['env_id']}`{kwargs} | {r['agent']} | {r['episodes']} | "
             f"{_fmt_interval(r['success_rate'], r['success_ci'], True)} | "
-            f"{_fmt_interval(r['mean_return'], r['return_ci'], False)} | {r['env_errors']} | {r['seconds']:.0f} | "
+            f"{_fmt_interval(r['mean_return'], r['return_ci'], False)} | "
+            f"{' / '.join(f'{v:.2f}' for v in r.get('pass_k', {}).values()) or '-'} | {r['env_errors']} | "
+            f"{r['seconds']:.0f} | "
             f"{r['note'][:80].replace('|', '/')} |"
         )
     return "\n".join(lines)
