@@ -8,7 +8,9 @@ Truncation is done by the envs themselves (their ``max_turns`` kwarg), so ``max_
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -71,6 +73,62 @@ def _web_rows() -> tuple[EnvSpecRow, ...]:
         )
         for name, description in WEB_TASKS
     )
+
+
+#: reasoning-gym's datasets offered as ids, and those left out with the reason: a shipped file next to the domain
+#: (read here as data, so that ``import arl_envs`` imports neither the domain module nor reasoning_gym);
+#: ``arl_envs_tests/envs/reasoning/test_reasoning_gym.py`` checks it against the installed package.
+REASONING_GYM_FILE = Path(__file__).parent / "envs" / "reasoning" / "datasets.json"
+
+
+def _reasoning_gym_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/reasoning.<dataset>-v0`` for every dataset of :data:`REASONING_GYM_FILE`."""
+    names = json.loads(REASONING_GYM_FILE.read_text(encoding="utf-8"))["datasets"]
+    return tuple(
+        EnvSpecRow(
+            f"arl/reasoning.{name}-v0",
+            "arl_envs.envs.reasoning.env:ReasoningGymEnv",
+            f"reasoning-gym '{name}': one generated item per episode, scored by reasoning-gym's score_answer.",
+            kwargs={"dataset": name},
+            tags=("lib:reasoning-gym", "domain-conformance"),
+        )
+        for name in names
+    )
+
+
+#: Two-player OpenSpiel games seated against an opponent (``GameSeatEnv`` over ``openspiel_v0``): id name,
+#: OpenSpiel game string, expert (``"solver"``: exact minimax; ``"mcts"``: MCTS / IS-MCTS with
+#: ``expert_simulations``), expert simulations, description.
+OPENSPIEL_GAMES: tuple[tuple[str, str, str, int, str], ...] = (
+    ("breakthrough", "breakthrough(rows=6,columns=6)", "mcts", 200, "Breakthrough on 6x6: race a pawn to the far row."),
+    ("hex", "hex(board_size=5)", "mcts", 200, "Hex on 5x5: connect your two sides."),
+    ("othello", "othello", "mcts", 100, "Othello (Reversi) on 8x8: most discs wins."),
+    ("clobber", "clobber", "mcts", 200, "Clobber on 5x6: capture orthogonally; the last to move wins."),
+    ("pentago", "pentago", "mcts", 200, "Pentago: place a marble, twist a quadrant; five in a row wins."),
+    ("mancala", "mancala", "mcts", 200, "Mancala (Kalah): sow seeds; most seeds in your store wins."),
+    ("amazons", "amazons", "mcts", 100, "Amazons on 6x6: move a queen, shoot an arrow; the last to move wins."),
+    ("dots_and_boxes", "dots_and_boxes", "solver", 0, "Dots and boxes on 2x2 boxes: claim boxes (exact solver)."),
+    ("nim", "nim", "solver", 0, "Nim with piles 1,3,5,7: the last to take wins (exact solver)."),
+    ("leduc_poker", "leduc_poker", "mcts", 200, "Leduc poker, one hand (6 cards, two betting rounds): hidden cards."),
+    ("y", "y(board_size=7)", "mcts", 200, "Game of Y on a size-7 triangle: connect all three sides."),
+)
+
+
+def _openspiel_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/multiagent.<name>-v0`` for every game of :data:`OPENSPIEL_GAMES`."""
+    rows = []
+    for name, game, expert, sims, description in OPENSPIEL_GAMES:
+        game_kwargs: dict[str, Any] = {"game": game, "expert": expert}
+        if sims:
+            game_kwargs["expert_simulations"] = sims
+        rows.append(EnvSpecRow(
+            f"arl/multiagent.{name}-v0",
+            "arl_envs.envs.multiagent.view:GameSeatEnv",
+            f"{description} OpenSpiel rules vs an opponent (random | mcts | expert | callable); success = win.",
+            kwargs={"game": "openspiel", "seat": "random", "game_kwargs": game_kwargs},
+            tags=("lib:open-spiel", "domain-conformance"),
+        ))
+    return tuple(rows)
 
 
 ENVS: tuple[EnvSpecRow, ...] = (
@@ -218,6 +276,9 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
     ),
+    # --- reasoning-gym datasets (one id each) and OpenSpiel games ---
+    *_reasoning_gym_rows(),
+    *_openspiel_rows(),
     # --- example: the env to copy; README "Add an environment" ---
     EnvSpecRow(
         "arl/example.guess-v0",
