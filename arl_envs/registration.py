@@ -98,34 +98,39 @@ def _reasoning_gym_rows() -> tuple[EnvSpecRow, ...]:
 
 #: Two-player OpenSpiel games seated against an opponent (``GameSeatEnv`` over ``openspiel_v0``): id name,
 #: OpenSpiel game string, expert (``"solver"``: exact minimax; ``"mcts"``: MCTS / IS-MCTS with
-#: ``expert_simulations``), expert simulations, description.
-OPENSPIEL_GAMES: tuple[tuple[str, str, str, int, str], ...] = (
-    ("breakthrough", "breakthrough(rows=6,columns=6)", "mcts", 200, "Breakthrough on 6x6: race a pawn to the far row."),
-    ("hex", "hex(board_size=5)", "mcts", 200, "Hex on 5x5: connect your two sides."),
-    ("othello", "othello", "mcts", 100, "Othello (Reversi) on 8x8: most discs wins."),
-    ("clobber", "clobber", "mcts", 200, "Clobber on 5x6: capture orthogonally; the last to move wins."),
-    ("pentago", "pentago", "mcts", 200, "Pentago: place a marble, twist a quadrant; five in a row wins."),
-    ("mancala", "mancala", "mcts", 200, "Mancala (Kalah): sow seeds; most seeds in your store wins."),
-    ("amazons", "amazons", "mcts", 100, "Amazons on 6x6: move a queen, shoot an arrow; the last to move wins."),
-    ("dots_and_boxes", "dots_and_boxes", "solver", 0, "Dots and boxes on 2x2 boxes: claim boxes (exact solver)."),
-    ("nim", "nim", "solver", 0, "Nim with piles 1,3,5,7: the last to take wins (exact solver)."),
-    ("leduc_poker", "leduc_poker", "mcts", 200, "Leduc poker, one hand (6 cards, two betting rounds): hidden cards."),
-    ("y", "y(board_size=7)", "mcts", 200, "Game of Y on a size-7 triangle: connect all three sides."),
+#: ``expert_simulations``), expert simulations, hands per match (1: one game; poker is a match so that skill shows
+#: over the deal's luck), description.
+OPENSPIEL_GAMES: tuple[tuple[str, str, str, int, int, str], ...] = (
+    ("breakthrough", "breakthrough(rows=6,columns=6)", "mcts", 200, 1,
+     "Breakthrough on 6x6: race a pawn to the far row."),
+    ("hex", "hex(board_size=5)", "mcts", 200, 1, "Hex on 5x5: connect your two sides."),
+    ("othello", "othello", "mcts", 300, 1, "Othello (Reversi) on 8x8: most discs wins."),
+    ("clobber", "clobber", "mcts", 200, 1, "Clobber on 5x6: capture orthogonally; the last to move wins."),
+    ("pentago", "pentago", "mcts", 200, 1, "Pentago: place a marble, twist a quadrant; five in a row wins."),
+    ("mancala", "mancala", "mcts", 200, 1, "Mancala (Kalah): sow seeds; most seeds in your store wins."),
+    ("amazons", "amazons", "mcts", 100, 1, "Amazons on 6x6: move a queen, shoot an arrow; the last to move wins."),
+    ("dots_and_boxes", "dots_and_boxes", "solver", 0, 1, "Dots and boxes on 2x2 boxes: claim boxes (exact solver)."),
+    ("nim", "nim", "solver", 0, 1, "Nim with piles 1,3,5,7: the last to take wins (exact solver)."),
+    ("leduc_poker", "leduc_poker", "mcts", 200, 50,
+     "Leduc poker (6 cards, two betting rounds, hidden cards)."),
+    ("y", "y(board_size=7)", "mcts", 200, 1, "Game of Y on a size-7 triangle: connect all three sides."),
 )
 
 
 def _openspiel_rows() -> tuple[EnvSpecRow, ...]:
     """``arl/multiagent.<name>-v0`` for every game of :data:`OPENSPIEL_GAMES`."""
     rows = []
-    for name, game, expert, sims, description in OPENSPIEL_GAMES:
+    for name, game, expert, sims, games, description in OPENSPIEL_GAMES:
         game_kwargs: dict[str, Any] = {"game": game, "expert": expert}
         if sims:
             game_kwargs["expert_simulations"] = sims
         rows.append(EnvSpecRow(
             f"arl/multiagent.{name}-v0",
             "arl_envs.envs.multiagent.view:GameSeatEnv",
-            f"{description} OpenSpiel rules vs an opponent (random | mcts | expert | callable); success = win.",
-            kwargs={"game": "openspiel", "seat": "random", "game_kwargs": game_kwargs},
+            f"{description} OpenSpiel rules vs an opponent (random | mcts | expert | callable); success = "
+            + ("win." if games == 1 else f"chips > 0 over a match of {games} hands."),
+            kwargs={"game": "openspiel", "seat": "random", "game_kwargs": game_kwargs,
+                    **({"games": games} if games > 1 else {})},
             tags=("lib:open-spiel", "domain-conformance"),
         ))
     return tuple(rows)

@@ -15,6 +15,7 @@ parsing, invalid-move retries and forfeits.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -504,6 +505,9 @@ class OpenSpielEnv(TextGameEnv):
         i = self.agent_index[agent]
         head = f"OpenSpiel game {self.game_string}. You are {agent} (player {i} of {self.num_players})."
         body = self.view_string(agent)
+        legend = _LEGENDS.get(self.game_name)
+        if legend is not None:
+            body = f"{body}\n{legend(body)}"
         if self.spiel_state.is_terminal() or self.forfeited is not None:
             return f"{head}\n{body}\nYour return: {self.returns.get(agent, 0.0):+g}."
         return f"{head}\n{body}"
@@ -617,6 +621,24 @@ class OpenSpielEnv(TextGameEnv):
         if self.spiel_state is None:
             return ""
         return f"{self.game_string} (move {self.move_number})\n{self.spiel_state}"
+
+
+def _leduc_legend(view: str) -> str:
+    """Leduc poker's card ids in words: OpenSpiel's card ``c`` is rank ``c // 2`` of J, Q, K (two suits)."""
+    ranks = "JQK"
+
+    def card(tag: str) -> str | None:
+        m = re.search(rf"\[{tag}: (\d+)\]", view)
+        return ranks[int(m.group(1)) // 2] if m and int(m.group(1)) >= 0 else None
+
+    own, public = card("Private"), card("Public")
+    return (f"Your card: {own or '?'}" + (f"; public card: {public}" if public else "; no public card yet")
+            + " (ranks J < Q < K; a pair with the public card beats any single card).")
+
+
+#: Readable lines appended to a game's observation where OpenSpiel's string uses ids (game short name -> function
+#: of the observation string, which shows only what that player may see).
+_LEGENDS: dict[str, Any] = {"leduc_poker": _leduc_legend}
 
 
 def _solve(state: Any, table: dict[str, float]) -> float:
