@@ -271,6 +271,13 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "ScienceWorld science tasks (needs Java): task/simplification kwargs, variation from the seed; gold-path expert.",
         tags=("slow",),
     ),
+    EnvSpecRow(
+        "arl/embodied.textworld-v0",
+        "arl_envs.envs.embodied.textworld_env:TextWorldEnv",
+        "TextWorld games generated from the seed (simple | coin_collector | treasure_hunter | cooking, difficulty "
+        "settings), compiled once and cached; TextWorld's score and walkthrough expert.",
+        tags=("lib:textworld", "domain-conformance", "slow"),
+    ),
     # --- web ---
     *_web_rows(),
     EnvSpecRow(
