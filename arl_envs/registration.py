@@ -259,17 +259,19 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl/embodied.frozenlake-v0",
         "arl_envs.envs.embodied.frozenlake:FrozenLakeEnv",
         "Gymnasium's FrozenLake as a text grid on random maps; slippery kwarg (default False).",
+        tags=("lib:gymnasium",),
     ),
     EnvSpecRow(
         "arl/embodied.babyai-v0",
         "arl_envs.envs.embodied.babyai:BabyAIEnv",
         "BabyAI missions (minigrid) as text: egocentric partial view, 7 text actions, level kwarg; BabyAI bot expert.",
+        tags=("lib:minigrid",),
     ),
     EnvSpecRow(
         "arl/embodied.scienceworld-v0",
         "arl_envs.envs.embodied.scienceworld:ScienceWorldEnv",
         "ScienceWorld science tasks (needs Java): task/simplification kwargs, variation from the seed; gold-path expert.",
-        tags=("slow",),
+        tags=("slow", "lib:scienceworld"),
     ),
     EnvSpecRow(
         "arl/embodied.textworld-v0",
@@ -286,7 +288,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "MiniWoB++ task pages (miniwob package) with their own reward, kwarg task= (default click-checkboxes): "
         "130 tasks, 38 with scripted experts; `arl-envs list --miniwob` lists them.",
         kwargs={"task": "click-checkboxes"},
-        tags=("browser", "slow"),
+        tags=("browser", "slow", "lib:miniwob"),
     ),
     # --- reasoning-gym datasets (one id each) and OpenSpiel games ---
     *_reasoning_gym_rows(),
@@ -299,6 +301,14 @@ ENVS: tuple[EnvSpecRow, ...] = (
         tags=("example",),
     ),
 )
+
+
+def source_library(row: EnvSpecRow) -> str:
+    """The library a row's games or tasks come from (its ``lib:<name>`` tag), or ``"arl-envs"`` (our own)."""
+    for tag in row.tags:
+        if tag.startswith("lib:"):
+            return tag[4:]
+    return "arl-envs"
 
 
 def register_all() -> None:
