@@ -38,7 +38,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for name in args.names:
         kind, sims, hands = experts[name]
-        label = "exact solver" if kind == "solver" else f"MCTS {sims} sims"
+        label = "exact solver" if kind == "solver" else f"{'IS-' if name == 'leduc_poker' else ''}MCTS {sims} sims"
         if hands > 1:
             label += f", match of {hands} hands"
         for opponent in args.opponents:
