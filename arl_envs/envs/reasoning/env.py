@@ -137,6 +137,13 @@ class ReasoningGymEnv(AgentEnv):
         self.item: dict[str, Any] = {}
         self.index = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the dataset out (some hold unpicklable generators); it is rebuilt from the
+        kwargs on first use."""
+        state = dict(self.__dict__)
+        state["_dataset"] = None
+        return state
+
     def _build(self) -> Any:
         if self._dataset is None:
             key = json.dumps(self.config, sort_keys=True, default=repr)
