@@ -128,11 +128,19 @@ def list_envs(
                           row["note"])
         console.print(table)
         return
-    from arl_envs.registration import ENVS
+    from arl_envs.registration import ENVS, source_library
 
-    table = Table("id", "description")
+    # Grouped by (domain, source library), groups in order of first appearance, ids in table order within each.
+    groups: dict[tuple[str, str], list[Any]] = {}
     for row in ENVS:
-        table.add_row(row.id, row.description)
+        domain = row.id.removeprefix("arl/").split(".", 1)[0]
+        groups.setdefault((domain, source_library(row)), []).append(row)
+    table = Table("domain", "source", "id", "description")
+    for (domain, source), rows in groups.items():
+        for i, row in enumerate(rows):
+            first = i == 0
+            table.add_row(domain if first else "", f"{source} ({len(rows)})" if first else "", row.id,
+                          row.description, end_section=i == len(rows) - 1)
     console.print(table)
 
 

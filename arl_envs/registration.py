@@ -8,7 +8,9 @@ Truncation is done by the envs themselves (their ``max_turns`` kwarg), so ``max_
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -71,6 +73,67 @@ def _web_rows() -> tuple[EnvSpecRow, ...]:
         )
         for name, description in WEB_TASKS
     )
+
+
+#: reasoning-gym's datasets offered as ids, and those left out with the reason: a shipped file next to the domain
+#: (read here as data, so that ``import arl_envs`` imports neither the domain module nor reasoning_gym);
+#: ``arl_envs_tests/envs/reasoning/test_reasoning_gym.py`` checks it against the installed package.
+REASONING_GYM_FILE = Path(__file__).parent / "envs" / "reasoning" / "datasets.json"
+
+
+def _reasoning_gym_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/reasoning.<dataset>-v0`` for every dataset of :data:`REASONING_GYM_FILE`."""
+    names = json.loads(REASONING_GYM_FILE.read_text(encoding="utf-8"))["datasets"]
+    return tuple(
+        EnvSpecRow(
+            f"arl/reasoning.{name}-v0",
+            "arl_envs.envs.reasoning.env:ReasoningGymEnv",
+            f"reasoning-gym '{name}': one generated item per episode, scored by reasoning-gym's score_answer.",
+            kwargs={"dataset": name},
+            tags=("lib:reasoning-gym", "domain-conformance"),
+        )
+        for name in names
+    )
+
+
+#: Two-player OpenSpiel games seated against an opponent (``GameSeatEnv`` over ``openspiel_v0``): id name,
+#: OpenSpiel game string, expert (``"solver"``: exact minimax; ``"mcts"``: MCTS / IS-MCTS with
+#: ``expert_simulations``), expert simulations, hands per match (1: one game; poker is a match so that skill shows
+#: over the deal's luck), description.
+OPENSPIEL_GAMES: tuple[tuple[str, str, str, int, int, str], ...] = (
+    ("breakthrough", "breakthrough(rows=6,columns=6)", "mcts", 200, 1,
+     "Breakthrough on 6x6: race a pawn to the far row."),
+    ("hex", "hex(board_size=5)", "mcts", 200, 1, "Hex on 5x5: connect your two sides."),
+    ("othello", "othello", "mcts", 300, 1, "Othello (Reversi) on 8x8: most discs wins."),
+    ("clobber", "clobber", "mcts", 200, 1, "Clobber on 5x6: capture orthogonally; the last to move wins."),
+    ("pentago", "pentago", "mcts", 200, 1, "Pentago: place a marble, twist a quadrant; five in a row wins."),
+    ("mancala", "mancala", "mcts", 200, 1, "Mancala (Kalah): sow seeds; most seeds in your store wins."),
+    ("amazons", "amazons", "mcts", 100, 1, "Amazons on 6x6: move a queen, shoot an arrow; the last to move wins."),
+    ("dots_and_boxes", "dots_and_boxes", "solver", 0, 1, "Dots and boxes on 2x2 boxes: claim boxes (exact solver)."),
+    ("nim", "nim", "solver", 0, 1, "Nim with piles 1,3,5,7: the last to take wins (exact solver)."),
+    ("leduc_poker", "leduc_poker", "mcts", 200, 50,
+     "Leduc poker (6 cards, two betting rounds, hidden cards)."),
+    ("y", "y(board_size=7)", "mcts", 200, 1, "Game of Y on a size-7 triangle: connect all three sides."),
+)
+
+
+def _openspiel_rows() -> tuple[EnvSpecRow, ...]:
+    """``arl/multiagent.<name>-v0`` for every game of :data:`OPENSPIEL_GAMES`."""
+    rows = []
+    for name, game, expert, sims, games, description in OPENSPIEL_GAMES:
+        game_kwargs: dict[str, Any] = {"game": game, "expert": expert}
+        if sims:
+            game_kwargs["expert_simulations"] = sims
+        rows.append(EnvSpecRow(
+            f"arl/multiagent.{name}-v0",
+            "arl_envs.envs.multiagent.view:GameSeatEnv",
+            f"{description} OpenSpiel rules vs an opponent (random | mcts | expert | callable); success = "
+            + ("win." if games == 1 else f"chips > 0 over a match of {games} hands."),
+            kwargs={"game": "openspiel", "seat": "random", "game_kwargs": game_kwargs,
+                    **({"games": games} if games > 1 else {})},
+            tags=("lib:open-spiel", "domain-conformance"),
+        ))
+    return tuple(rows)
 
 
 ENVS: tuple[EnvSpecRow, ...] = (
@@ -196,17 +259,26 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl/embodied.frozenlake-v0",
         "arl_envs.envs.embodied.frozenlake:FrozenLakeEnv",
         "Gymnasium's FrozenLake as a text grid on random maps; slippery kwarg (default False).",
+        tags=("lib:gymnasium",),
     ),
     EnvSpecRow(
         "arl/embodied.babyai-v0",
         "arl_envs.envs.embodied.babyai:BabyAIEnv",
         "BabyAI missions (minigrid) as text: egocentric partial view, 7 text actions, level kwarg; BabyAI bot expert.",
+        tags=("lib:minigrid",),
     ),
     EnvSpecRow(
         "arl/embodied.scienceworld-v0",
         "arl_envs.envs.embodied.scienceworld:ScienceWorldEnv",
         "ScienceWorld science tasks (needs Java): task/simplification kwargs, variation from the seed; gold-path expert.",
-        tags=("slow",),
+        tags=("slow", "lib:scienceworld"),
+    ),
+    EnvSpecRow(
+        "arl/embodied.textworld-v0",
+        "arl_envs.envs.embodied.textworld_env:TextWorldEnv",
+        "TextWorld games generated from the seed (simple | coin_collector | treasure_hunter | cooking, difficulty "
+        "settings), compiled once and cached; TextWorld's score and walkthrough expert.",
+        tags=("lib:textworld", "domain-conformance", "slow"),
     ),
     # --- web ---
     *_web_rows(),
@@ -216,7 +288,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "MiniWoB++ task pages (miniwob package) with their own reward, kwarg task= (default click-checkboxes): "
         "130 tasks, 38 with scripted experts; `arl-envs list --miniwob` lists them.",
         kwargs={"task": "click-checkboxes"},
-        tags=("browser", "slow"),
+        tags=("browser", "slow", "lib:miniwob"),
     ),
     # --- tool use with a simulated user (tau-bench style) ---
     EnvSpecRow(
@@ -231,6 +303,9 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "Airline customer service: talk with a simulated user, book/cancel/change flights, bags and passengers "
         "under a policy (cancellation rules, basic economy, confirmations); final-database reward; 66 templates.",
     ),
+    # --- reasoning-gym datasets (one id each) and OpenSpiel games ---
+    *_reasoning_gym_rows(),
+    *_openspiel_rows(),
     # --- example: the env to copy; README "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",
@@ -245,6 +320,14 @@ ENVS: tuple[EnvSpecRow, ...] = (
         tags=("example",),
     ),
 )
+
+
+def source_library(row: EnvSpecRow) -> str:
+    """The library a row's games or tasks come from (its ``lib:<name>`` tag), or ``"arl-envs"`` (our own)."""
+    for tag in row.tags:
+        if tag.startswith("lib:"):
+            return tag[4:]
+    return "arl-envs"
 
 
 def register_all() -> None:

@@ -117,3 +117,18 @@ def test_train_reports_bad_input_as_a_usage_error_and_writes_nothing(tmp_path) -
         assert result.exit_code == 2 and message in text, (extra, result.output)
         assert "Traceback" not in result.output
     assert not (tmp_path / "run").exists() and [p.name for p in earlier.iterdir()] == ["metrics.jsonl"]
+
+
+def test_list_groups_ids_by_domain_and_source_library() -> None:
+    from arl_envs.registration import ENVS, source_library
+
+    result = runner.invoke(app, ["list"], terminal_width=250)
+    assert result.exit_code == 0
+    counts: dict[tuple[str, str], int] = {}
+    for row in ENVS:
+        key = (row.id.removeprefix("arl/").split(".", 1)[0], source_library(row))
+        counts[key] = counts.get(key, 0) + 1
+    lines = result.output.splitlines()
+    for (domain, source), n in counts.items():  # one header cell per group, with its size
+        assert sum(f" {domain} " in ln and f"{source} ({n})" in ln for ln in lines) == 1, (domain, source)
+    assert counts[("reasoning", "reasoning-gym")] >= 95 and counts[("multiagent", "open-spiel")] >= 10

@@ -272,6 +272,24 @@ def grpo_checkpoints(root: str | Path = "runs") -> list[tuple[Path, str, dict[st
     return found
 
 
+#: Families of many ids from one library: the scoreboard's default run covers this sample of them (``env_ids=``
+#: still takes any id).
+FAMILY_SAMPLES: dict[str, tuple[str, ...]] = {
+    "arl/reasoning.": ("chain_sum", "basic_arithmetic", "word_sorting", "knights_knaves", "mini_sudoku",
+                       "family_relationships", "shortest_path", "arc_1d"),
+}
+
+
+def default_ids() -> list[str]:
+    """Every registered id, except that a family of :data:`FAMILY_SAMPLES` is cut to its sample."""
+    out = []
+    for env_id in arl_envs.env_ids():
+        prefix = next((p for p in FAMILY_SAMPLES if env_id.startswith(p)), None)
+        if prefix is None or env_id.removeprefix(prefix).rsplit("-v", 1)[0] in FAMILY_SAMPLES[prefix]:
+            out.append(env_id)
+    return out
+
+
 def run_scoreboard(
     env_ids: Iterable[str] | None = None,
     *,
@@ -302,7 +320,7 @@ def run_scoreboard(
     """
     from arl_baselines.grpo.policy import load_policy
 
-    ids = list(env_ids) if env_ids is not None else arl_envs.env_ids()
+    ids = list(env_ids) if env_ids is not None else default_ids()
     skip = set(done)
     cells: list[Cell] = []
 

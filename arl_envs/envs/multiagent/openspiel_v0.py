@@ -15,6 +15,7 @@ parsing, invalid-move retries and forfeits.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -44,7 +45,18 @@ EXPERT_MAX_MEMORY_MB = 256
 #: Longest reply tried as a bare move name, in characters (battleship's names are ~60).
 MAX_BARE_MOVE_CHARS = 200
 
+#: Simulations per move of the ``"mcts"`` opponent (a weaker budget than the expert's).
+MCTS_OPPONENT_SIMULATIONS = 50
+#: Expert kinds: OpenSpiel's search (``"mcts"``) or an exact game-tree solve (``"solver"``, small games only).
+EXPERTS = ("mcts", "solver")
+#: Most states the exact solver memoises per game before it gives up (``NotImplementedError``).
+SOLVER_MAX_STATES = 2_000_000
+
 _INSTALL_HINT = "pip install 'arl-envs[openspiel]'"
+
+#: Exact values solved so far: game string -> {state key: value for player 0}. A read-only cache of game-theoretic
+#: facts (the same for every instance), filled on use.
+_SOLVED: dict[str, dict[str, float]] = {}
 
 
 def _pyspiel() -> Any:
@@ -248,6 +260,9 @@ class OpenSpielEnv(TextGameEnv):
         max_invalid_moves: Deprecated alias of ``max_invalid_actions``.
         max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
         expert_simulations: (IS-)MCTS simulations per move of :meth:`expert_move` (default 200).
+        expert: ``"mcts"`` (default: (IS-)MCTS with ``expert_simulations``) or ``"solver"`` (exact minimax; small
+            two-player zero-sum perfect-information games without chance).
+        mcts_simulations: Simulations per move of the single-agent view's ``"mcts"`` opponent (default 50).
         action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
         render_mode: None, ``"ansi"`` or ``"human"``: OpenSpiel's full state string (hidden information included).
 
@@ -276,13 +291,21 @@ class OpenSpielEnv(TextGameEnv):
         max_invalid_moves: int | None = None,
         max_moves: int | None = None,
         expert_simulations: int = EXPERT_SIMULATIONS,
+        expert: str = "mcts",
+        mcts_simulations: int = MCTS_OPPONENT_SIMULATIONS,
         action_format: str = "native",
         render_mode: str | None = None,
     ) -> None:
         pyspiel = _pyspiel()
         if int(expert_simulations) < 1:
             raise ValueError(f"expert_simulations must be >= 1, got {expert_simulations}")
+        if int(mcts_simulations) < 1:
+            raise ValueError(f"mcts_simulations must be >= 1, got {mcts_simulations}")
+        if expert not in EXPERTS:
+            raise ValueError(f"expert must be one of {EXPERTS}, got {expert!r}")
         self.expert_simulations = int(expert_simulations)
+        self.mcts_simulations = int(mcts_simulations)
+        self.expert = expert
         spiel = load_game(game, game_params)
         gtype = spiel.get_type()
         self.simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
@@ -305,6 +328,11 @@ class OpenSpielEnv(TextGameEnv):
         self.perfect_information = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION
         self.zero_sum = gtype.utility in (pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)
         self.max_moves = None if max_moves is None else int(max_moves)
+        if expert == "solver" and not (self.perfect_information and self.zero_sum and self.num_players == 2):
+            raise ValueError(f"expert='solver' needs a two-player zero-sum perfect-information game; "
+                             f"{self.game_name} is not one")
+        #: Most moves of one game (OpenSpiel's max_game_length): the single-agent view's turn budget.
+        self.max_moves_hint = int(spiel.max_game_length())
         self.title = f"OpenSpiel {self.game_name}"
         # Class-level possible_agents_default is read by the base __init__; set the instance's before calling it.
         self.possible_agents_default = tuple(f"player_{i}" for i in range(self.num_players))
@@ -477,6 +505,9 @@ class OpenSpielEnv(TextGameEnv):
         i = self.agent_index[agent]
         head = f"OpenSpiel game {self.game_string}. You are {agent} (player {i} of {self.num_players})."
         body = self.view_string(agent)
+        legend = _LEGENDS.get(self.game_name)
+        if legend is not None:
+            body = f"{body}\n{legend(body)}"
         if self.spiel_state.is_terminal() or self.forfeited is not None:
             return f"{head}\n{body}\nYour return: {self.returns.get(agent, 0.0):+g}."
         return f"{head}\n{body}"
@@ -491,9 +522,62 @@ class OpenSpielEnv(TextGameEnv):
             + self._format_tool_paragraph() + " " + self._limits_paragraph()
         )
 
+    #: Opponent kinds of the single-agent view (:class:`~arl_envs.envs.multiagent.view.GameSeatEnv`): ``"mcts"``
+    #: is OpenSpiel's (IS-)MCTS bot with ``mcts_simulations`` simulations per move.
+    opponent_kinds: ClassVar[tuple[str, ...]] = ("random", "expert", "mcts")
+
+    def opponent_move(self, kind: str, agent: str, rng: np.random.Generator) -> str:
+        """A move of the view's opponent of kind ``kind`` (``"mcts"``: :meth:`search_move` with
+        ``mcts_simulations``).
+
+        Raises:
+            ValueError: An unknown kind, or not ``agent``'s turn.
+        """
+        if kind == "mcts":
+            return self.search_move(agent, rng, self.mcts_simulations)
+        if kind == "expert":
+            return self.expert_move(agent, rng)
+        if kind == "random":
+            return self.random_move(agent, rng)
+        raise ValueError(f"unknown opponent kind {kind!r}; known: {self.opponent_kinds}")
+
     def expert_move(self, agent: str, rng: np.random.Generator) -> str:
+        """The reference expert's move: with ``expert="solver"`` an exact minimax move (:meth:`solver_move`),
+        otherwise :meth:`search_move` with ``expert_simulations``.
+
+        Raises:
+            ValueError: It is not ``agent``'s turn.
+            NotImplementedError: No search or solve for this game (see :meth:`search_move`, :meth:`solver_move`).
+        """
+        if self.expert == "solver":
+            return self.solver_move(agent)
+        return self.search_move(agent, rng, self.expert_simulations)
+
+    def solver_move(self, agent: str) -> str:
+        """An optimal move by exact minimax over the whole game tree (memoised per game in a shared table of
+        values; at most :data:`SOLVER_MAX_STATES` states). Among optimal moves, the first in OpenSpiel's order.
+
+        Raises:
+            ValueError: It is not ``agent``'s turn.
+            NotImplementedError: The tree has more than :data:`SOLVER_MAX_STATES` states, or chance nodes.
+        """
+        names, ids = self.legal(agent)
+        if not ids:
+            raise ValueError(f"it is not {agent}'s turn")
+        table = _SOLVED.setdefault(self.game_string, {})
+        player = self.agent_index[agent]
+        sign = 1.0 if player == 0 else -1.0
+        best, best_value = ids[0], -np.inf
+        for a in ids:
+            child = self.spiel_state.child(a)
+            value = sign * _solve(child, table)
+            if value > best_value + 1e-12:
+                best, best_value = a, value
+        return names[ids.index(best)]
+
+    def search_move(self, agent: str, rng: np.random.Generator, simulations: int) -> str:
         """OpenSpiel's MCTS (perfect information) or IS-MCTS (imperfect information) with random rollouts,
-        ``expert_simulations`` simulations per move (seeded from ``rng``). Cost grows with the game's length
+        ``simulations`` simulations per move (seeded from ``rng``). Cost grows with the game's length
         (about 0.5 s per move in othello, seconds in backgammon, at 200 simulations).
 
         Raises:
@@ -512,10 +596,10 @@ class OpenSpielEnv(TextGameEnv):
         try:
             evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
             if self.perfect_information:
-                bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, self.expert_simulations,
+                bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, int(simulations),
                                       EXPERT_MAX_MEMORY_MB, True, seed, False)
             else:
-                bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, self.expert_simulations)
+                bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, int(simulations))
             action = int(bot.step(self.spiel_state))
         except pyspiel.SpielError as exc:
             raise NotImplementedError(f"no OpenSpiel search expert for {self.game_string}: {exc}") from exc
@@ -537,6 +621,47 @@ class OpenSpielEnv(TextGameEnv):
         if self.spiel_state is None:
             return ""
         return f"{self.game_string} (move {self.move_number})\n{self.spiel_state}"
+
+
+def _leduc_legend(view: str) -> str:
+    """Leduc poker's card ids in words: OpenSpiel's card ``c`` is rank ``c // 2`` of J, Q, K (two suits)."""
+    ranks = "JQK"
+
+    def card(tag: str) -> str | None:
+        m = re.search(rf"\[{tag}: (\d+)\]", view)
+        return ranks[int(m.group(1)) // 2] if m and int(m.group(1)) >= 0 else None
+
+    own, public = card("Private"), card("Public")
+    return (f"Your card: {own or '?'}" + (f"; public card: {public}" if public else "; no public card yet")
+            + " (ranks J < Q < K; a pair with the public card beats any single card).")
+
+
+#: Readable lines appended to a game's observation where OpenSpiel's string uses ids (game short name -> function
+#: of the observation string, which shows only what that player may see).
+_LEGENDS: dict[str, Any] = {"leduc_poker": _leduc_legend}
+
+
+def _solve(state: Any, table: dict[str, float]) -> float:
+    """Game value of ``state`` for player 0 under optimal play (two-player zero-sum, perfect information, no
+    chance), memoised in ``table`` by the state's string plus the player to move.
+
+    Raises:
+        NotImplementedError: A chance node, or more than :data:`SOLVER_MAX_STATES` states.
+    """
+    if state.is_terminal():
+        return float(state.returns()[0])
+    key = f"{state.current_player()}|{state}"
+    hit = table.get(key)
+    if hit is not None:
+        return hit
+    if state.is_chance_node():
+        raise NotImplementedError("the exact solver does not handle chance nodes")
+    if len(table) >= SOLVER_MAX_STATES:
+        raise NotImplementedError(f"the game tree has more than {SOLVER_MAX_STATES} states: too large to solve")
+    values = [_solve(state.child(a), table) for a in state.legal_actions()]
+    value = max(values) if state.current_player() == 0 else min(values)
+    table[key] = value
+    return value
 
 
 def raw_env(**kwargs: Any) -> OpenSpielEnv:

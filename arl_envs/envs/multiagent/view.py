@@ -100,8 +100,9 @@ class GameSeatEnv(AgentEnv):
 
     Arguments:
         game: Game module name (``"tictactoe"`` -> ``arl_envs.envs.multiagent.tictactoe_v0``).
-        opponent: ``"random"``, ``"expert"`` or a callable ``(observation, info) -> str`` (or an object with
-            such an ``act`` method).
+        opponent: ``"random"``, ``"expert"``, a kind of the game's own (its ``opponent_kinds``, e.g. ``"mcts"`` for
+            OpenSpiel games) or a callable ``(observation, info) -> str`` (or an object with such an ``act``
+            method).
         seat: ``"first"``, ``"second"``, ``"random"`` (drawn from the seed) or a seat index.
         games: Games per episode (a match), default 1.
         alternate_seats: Switch seats between the games of a match (default True).
@@ -149,15 +150,16 @@ class GameSeatEnv(AgentEnv):
             gkw["max_invalid_actions"] = resolve_invalid_budget(max_invalid_actions, max_invalid_moves, 0)
         self.game = module.raw_env(action_format=action_format, **gkw)
         self.game_name = game
+        kinds = tuple(getattr(self.game, "opponent_kinds", OPPONENTS))
         if isinstance(opponent, str):
-            if opponent not in OPPONENTS:
-                raise ValueError(f"opponent must be one of {OPPONENTS} or a callable, got {opponent!r}")
+            if opponent not in kinds:
+                raise ValueError(f"opponent must be one of {kinds} or a callable, got {opponent!r}")
             self.opponent_kind = opponent
             self._opponent_fn = None
         else:
             fn = getattr(opponent, "act", opponent)
             if not callable(fn):
-                raise ValueError(f"opponent must be one of {OPPONENTS} or a callable, got {type(opponent).__name__}")
+                raise ValueError(f"opponent must be one of {kinds} or a callable, got {type(opponent).__name__}")
             self.opponent_kind = "callable"
             self._opponent_fn = fn
         n_seats = len(self.game.possible_agents)
@@ -366,6 +368,8 @@ class GameSeatEnv(AgentEnv):
             return reply
         if self.opponent_kind == "expert":
             move = game.expert_move(agent, self._opp_rng)
-        else:
+        elif self.opponent_kind == "random":
             move = game.random_move(agent, self._opp_rng)
+        else:  # a game's own opponent kind (``opponent_kinds``, e.g. OpenSpiel's "mcts")
+            move = game.opponent_move(self.opponent_kind, agent, self._opp_rng)
         return format_json_tool_call("move", {"move": move}) if game.action_format == "json" else f"[{move}]"

@@ -1,0 +1,1 @@
+"""reasoning-gym datasets as ids (``arl/reasoning.<dataset>-v0``)."""
