@@ -11,7 +11,8 @@ pytest.importorskip("flask", reason="flask is not installed (pip install 'arl-en
 
 from arl_envs.envs.web.sites.server import get_site  # noqa: E402
 from arl_envs.envs.web.sites.shop.tasks import TEMPLATES, webshop_reward  # noqa: E402
-from arl_envs.envs.web.sites.tasks import changed_tables, templates_for  # noqa: E402
+from arl_envs.envs.web.sites.env import templates_for  # noqa: E402
+from arl_envs.envs.web.sites.tasks import changed_tables  # noqa: E402
 
 SIZE = 5000
 BY_NAME = {t.name: t for t in TEMPLATES}

@@ -29,10 +29,20 @@ from arl_envs.core.env import Transition
 from arl_envs.envs.web.env import WebEnv, _inject_prelude
 from arl_envs.envs.web.task import TASK_ORIGIN, ExpertView, Score, TaskInstance, WebTask, js_value
 from arl_envs.envs.web.sites.server import Site, get_site
-from arl_envs.envs.web.sites.tasks import FAMILIES, Template, templates_for
+from arl_envs.envs.web.sites.shop.tasks import TEMPLATES as SHOP_TEMPLATES
+from arl_envs.envs.web.sites.tasks import FAMILIES, Template
 
 #: Default number of shop products (the ``size`` kwarg).
 DEFAULT_SIZE = 5000
+
+
+def templates_for(site: str, family: str) -> list[Template]:
+    """The templates of ``site`` in ``family`` (``"all"``: every family but ``webshop``)."""
+    if site != "shop":
+        raise ValueError(f"unknown site {site!r}; known: shop")
+    if family == "all":
+        return [t for t in SHOP_TEMPLATES if t.family != "webshop"]
+    return [t for t in SHOP_TEMPLATES if t.family == family]
 
 
 class SiteTask(WebTask):

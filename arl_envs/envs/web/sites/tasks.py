@@ -31,16 +31,6 @@ class Template:
     expert: Callable[[ExpertView, dict[str, Any]], str]
 
 
-def templates_for(site: str, family: str) -> list[Template]:
-    if site != "shop":
-        raise ValueError(f"unknown site {site!r}; known: shop")
-    from arl_envs.envs.web.sites.shop.tasks import TEMPLATES
-
-    if family == "all":
-        return [t for t in TEMPLATES if t.family != "webshop"]
-    return [t for t in TEMPLATES if t.family == family]
-
-
 # ---------------------------------------------------------------- evaluators
 def check_answer(db, state, goal, answer) -> tuple[float, bool]:
     return (1.0 if answer_matches(answer, goal["answer"]) else 0.0), answer is not None
