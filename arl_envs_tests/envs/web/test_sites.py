@@ -224,3 +224,17 @@ def test_site_conformance(env_id):
     with browser.hold_browser():
         report = check_conformance(env_id, n_fuzz=30, n_random_episodes=1)
     assert report.passed, report.summary()
+
+
+def test_fresh_env_copies_and_pickles():
+    import copy
+    import pickle
+
+    from arl_envs.envs.web.sites.env import SiteEnv
+
+    env = SiteEnv("shop", family="nav")
+    for other in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert other._site is env._site and [t.name for t in other.task.templates] == [t.name for t in env.task.templates]
+        assert other._db is None
+    with pytest.raises(ValueError, match="family"):
+        SiteEnv("shop", family="forum")

@@ -52,7 +52,7 @@ class SiteTask(WebTask):
     n_subgoals: ClassVar[int] = 1
     max_turns: ClassVar[int] = 30
 
-    def __init__(self, site: Site, mount: str, templates: list[Template], db: sqlite3.Connection) -> None:
+    def __init__(self, site: Site, mount: str, templates: list[Template], db: sqlite3.Connection | None) -> None:
         self.site = site
         self.name = mount
         self.description = f"{site.name} site templates"
@@ -61,6 +61,19 @@ class SiteTask(WebTask):
         self.db_lock = threading.Lock()
         #: The last evaluation's task reward (1.0 or partial credit for WebShop-style purchases).
         self.last_reward = 0.0
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles drop the lock and the connection (the env opens its database at reset)."""
+        state = dict(self.__dict__)
+        state["db_lock"], state["db"] = None, None
+        state["templates"] = [t.name for t in self.templates]  # closures: pickled by name
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        by_name = {t.name: t for t in SHOP_TEMPLATES}
+        self.__dict__.update(state)
+        self.templates = [by_name[n] for n in state["templates"]]
+        self.db_lock = threading.Lock()
 
     def setup(self, rng: np.random.Generator) -> TaskInstance:
         tpl = self.templates[int(rng.integers(len(self.templates)))]
@@ -107,13 +120,17 @@ class SiteEnv(WebEnv):
             raise ValueError(f"size must be >= 500, got {size}")
         self.site_name, self.family, self.size = site, family, int(size)
         self._site = get_site(site, self.size)
-        self._db = self._site.connect()
+        # the env's own database is opened at the first reset (a fresh env holds no connection: it can be copied)
+        self._db: sqlite3.Connection | None = None
         mount = f"site-{site}" if family != "webshop" else "site-webshop"
-        super().__init__(SiteTask(self._site, mount, templates_for(site, family), self._db), **kwargs)
+        super().__init__(SiteTask(self._site, mount, templates_for(site, family), None), **kwargs)
 
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:
         with self.task.db_lock:
-            self._site.restore(self._db)
+            if self._db is None:
+                self._db = self.task.db = self._site.connect()
+            else:
+                self._site.restore(self._db)
         self.task.last_reward = 0.0
         return super()._reset_task(task_id)
 
@@ -156,8 +173,10 @@ class SiteEnv(WebEnv):
         try:
             super()._close()
         finally:
-            with contextlib.suppress(Exception):
-                self._db.close()
+            if self._db is not None:
+                with contextlib.suppress(Exception):
+                    self._db.close()
+                self._db = self.task.db = None
 
 
 #: Redirects one request may follow inside the env.

@@ -71,6 +71,10 @@ class Site:
         self.app = app_factory()
         self.start_s = time.perf_counter() - t0
 
+    def __reduce__(self):
+        """Copies and pickles refer to this process's site of the same name and size."""
+        return get_site, (self.name, self.size)
+
     def connect(self) -> sqlite3.Connection:
         """A new per-env database (in memory) restored to the seed state, with the seed attached as ``seed``."""
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
