@@ -30,7 +30,7 @@ from arl_envs.envs.web.env import WebEnv, _inject_prelude
 from arl_envs.envs.web.task import TASK_ORIGIN, ExpertView, Score, TaskInstance, WebTask, js_value
 from arl_envs.envs.web.sites.server import Site, get_site
 from arl_envs.envs.web.sites.shop.tasks import TEMPLATES as SHOP_TEMPLATES
-from arl_envs.envs.web.sites.tasks import FAMILIES, Template
+from arl_envs.envs.web.sites.tasks import FAMILIES, Template, forget_changes
 
 #: Default number of shop products (the ``size`` kwarg).
 DEFAULT_SIZE = 5000
@@ -131,6 +131,7 @@ class SiteEnv(WebEnv):
                 self._db = self.task.db = self._site.connect()
             else:
                 self._site.restore(self._db)
+            forget_changes(self._db)
         self.task.last_reward = 0.0
         return super()._reset_task(task_id)
 
@@ -174,6 +175,7 @@ class SiteEnv(WebEnv):
             super()._close()
         finally:
             if self._db is not None:
+                forget_changes(self._db)
                 with contextlib.suppress(Exception):
                     self._db.close()
                 self._db = self.task.db = None

@@ -49,20 +49,44 @@ def check_url(db, state, goal, answer) -> tuple[float, bool]:
     return (1.0 if ok else 0.0), ok or answer is not None
 
 
-def diff(db: sqlite3.Connection, table: str, cols: str = "*") -> tuple[list[tuple], list[tuple]]:
-    """(rows added, rows removed) of ``table`` against the seed (multiset-blind EXCEPT on ``cols``)."""
-    added = db.execute(f"SELECT {cols} FROM main.{table} EXCEPT SELECT {cols} FROM seed.{table}").fetchall()
-    removed = db.execute(f"SELECT {cols} FROM seed.{table} EXCEPT SELECT {cols} FROM main.{table}").fetchall()
+def diff(db: sqlite3.Connection, table: str) -> tuple[list[tuple], list[tuple]]:
+    """(rows added or changed, rows removed or changed) of ``table`` against the seed, matched by ``rowid`` (which
+    the backup-API restore preserves), as full rows."""
+    cols = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
+    differs = " OR ".join(f"a.{c} IS NOT b.{c}" for c in cols)
+    sel = ", ".join(f"a.{c}" for c in cols)
+    added = db.execute(f"SELECT {sel} FROM main.{table} a LEFT JOIN seed.{table} b ON b.rowid=a.rowid "
+                       f"WHERE b.rowid IS NULL OR {differs}").fetchall()
+    removed = db.execute(f"SELECT {sel} FROM seed.{table} a LEFT JOIN main.{table} b ON b.rowid=a.rowid "
+                         f"WHERE b.rowid IS NULL OR {differs}").fetchall()
     return added, removed
 
 
+#: id(connection) -> (connection.total_changes, changed_tables result): the diff is recomputed only after a write.
+_DIFF_CACHE: dict[int, tuple[int, dict[str, tuple[list[tuple], list[tuple]]]]] = {}
+
+
 def changed_tables(db: sqlite3.Connection) -> dict[str, tuple[list[tuple], list[tuple]]]:
+    """Tables of :data:`TRACKED_TABLES` that differ from the seed: ``{table: (rows added, rows removed)}``.
+
+    Cached per connection until its next write (``total_changes``); :func:`forget_changes` drops the cache when the
+    database is restored.
+    """
+    hit = _DIFF_CACHE.get(id(db))
+    if hit is not None and hit[0] == db.total_changes:
+        return hit[1]
     out = {}
     for t in TRACKED_TABLES:
         a, r = diff(db, t)
         if a or r:
             out[t] = (a, r)
+    _DIFF_CACHE[id(db)] = (db.total_changes, out)
     return out
+
+
+def forget_changes(db: sqlite3.Connection) -> None:
+    """Drop :func:`changed_tables`' cache of ``db`` (after a restore or before closing it)."""
+    _DIFF_CACHE.pop(id(db), None)
 
 
 # ---------------------------------------------------------------- expert moves (None: already there)
