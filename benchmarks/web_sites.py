@@ -72,11 +72,37 @@ def run_episode(env, seed, policy, rng, times, sizes):
     return success, reward_task
 
 
+def every_template() -> None:
+    """One expert episode per template of ``arl/web.site-shop-v0`` (the seed that draws it is searched for)."""
+    env = SiteEnv("shop")
+    names = [t.name for t in env.task.templates]
+    seeds: dict[str, int] = {}
+    s = 0
+    while len(seeds) < len(names):
+        seeds.setdefault(names[int(np.random.default_rng(s).integers(len(names)))], s)
+        s += 1
+    ok = 0
+    for name, seed in seeds.items():
+        env.reset(options={"task_id": str(seed)})
+        for k in range(env.max_turns):
+            _, _, term, trunc, info = env.step(env.expert_action())
+            if term or trunc:
+                break
+        ok += bool(info["success"])
+        print(f"{name:28s} success={info['success']} steps={k + 1}", flush=True)
+    print(f"expert success: {ok} / {len(names)} templates")
+    env.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--episodes", type=int, default=8, help="expert episodes per family")
     ap.add_argument("--random-episodes", type=int, default=4, help="random episodes per family")
+    ap.add_argument("--every-template", action="store_true", help="only: one expert episode per shop template")
     args = ap.parse_args()
+    if args.every_template:
+        every_template()
+        return
 
     start = subprocess.run(
         [sys.executable, "-c", "from arl_envs.envs.web.sites.server import get_site; print(get_site('shop', 5000).start_s)"],
