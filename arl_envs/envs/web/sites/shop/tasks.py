@@ -1,4 +1,4 @@
-"""The shop's task templates (one table, :data:`TEMPLATES`): 18 information-seeking, 8 navigation, 6 content-change
+"""The shop's task templates (one table, :data:`TEMPLATES`): 23 information-seeking, 8 navigation, 5 content-change
 and 1 WebShop-style template, each drawn from the seed database with the episode's generator.
 
 Customers' credentials are part of the seed (``users`` table); a template that needs an account names one in the
