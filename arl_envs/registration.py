@@ -306,6 +306,22 @@ ENVS: tuple[EnvSpecRow, ...] = (
     # --- reasoning-gym datasets (one id each) and OpenSpiel games ---
     *_reasoning_gym_rows(),
     *_openspiel_rows(),
+    EnvSpecRow(
+        "arl/web.site-shop-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "Multi-page shop site (Flask + SQLite, 5,000 products): 36 templates (answer, navigate, change the DB); "
+        "kwargs family=, size=; DB restored per reset.",
+        kwargs={"site": "shop"},
+        tags=("browser", "slow"),
+    ),
+    EnvSpecRow(
+        "arl/web.site-webshop-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "WebShop-style purchase on the shop site: find and buy a product by attributes, options and a price bound; "
+        "WebShop's partial-credit reward.",
+        kwargs={"site": "shop", "family": "webshop"},
+        tags=("browser", "slow"),
+    ),
     # --- example: the env to copy; README "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",
