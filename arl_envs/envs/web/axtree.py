@@ -1,7 +1,7 @@
 """Page snapshots: the accessibility tree as text, with snapshot-scoped element ids (bids).
 
-One JavaScript call per step (:data:`SNAPSHOT_JS`, from ``js/snapshot.js`` and ``js/episode.js``, installed in every document by an init script and called
-through ``window.__arl.snapshot``) walks the DOM of the page and of its same-origin iframes and returns the tree
+One JavaScript call per step (:data:`SNAPSHOT_JS`, from ``js/snapshot.js`` and ``js/episode.js``, installed in
+every document by an init script and called through ``window.__arl.snapshot``) walks the DOM of the page and of its same-origin iframes and returns the tree
 text, the bids, the focused element and ``window.arlState()``: a step costs one round trip for the observation.
 
 Tree format (one line per node, two spaces of indent per level)::
