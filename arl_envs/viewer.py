@@ -7,18 +7,26 @@ action (assistant turn) with its parsed tool calls, the reward parts of each ste
 marks, and the screenshot after each step for web episodes recorded with ``obs_mode="axtree+screenshot"``.
 
 Input lines are the ones :class:`arl_envs.wrappers.RecordEpisodes` writes; lines recorded before it kept ``steps``
-(per-step errors and tool calls) still load, without those marks.
+(per-step errors and tool calls) still load, without those marks. Numbers JSON cannot hold (``NaN``, ``Infinity``,
+which Python's ``json`` reads and writes) are shown as the text ``NaN`` / ``Infinity`` in their own cells; an
+episode the page cannot draw gets a row that says so, and the other episodes are shown.
+
+The page is never written over the input file, nor over an existing file that is not a viewer page.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import math
+import os
 from pathlib import Path
 from typing import Any
 
 #: Keys an episode line must have to be shown.
 REQUIRED_KEYS = ("env_id", "observations", "actions", "rewards")
+#: In the first bytes of every page :func:`render_html` writes; :func:`write_viewer` only replaces files that have it.
+PAGE_MARK = '<meta name="generator" content="arl-envs view">'
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.2em;color:#222;background:#fafafa}
@@ -47,7 +55,7 @@ const EPISODES = JSON.parse(document.getElementById('episodes-data').textContent
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) { const e = document.createElement(tag); if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text; return e; }
-function fmt(x) { return (x >= 0 ? '+' : '') + Number(x).toFixed(3); }
+function fmt(x) { x = Number(x); return (x >= 0 ? '+' : '') + x.toFixed(3); }
 function init() {
   const envs = [...new Set(EPISODES.map(e => e.env_id))].sort();
   for (const id of envs) { const o = el('option', '', id); o.value = id; $('env-filter').appendChild(o); }
@@ -63,12 +71,17 @@ function render() {
   EPISODES.forEach((ep, i) => {
     if (!visible(ep)) return; n++;
     const tr = el('tr', 'ep'); tr.dataset.index = i;
-    const cells = [i, ep.env_id, ep.seed ?? '', ep.task_id ?? '', ep.success ? 'yes' : 'no',
-      fmt(ep['return'] ?? ep.rewards.reduce((a, b) => a + b, 0)), ep.actions.length,
-      ep.terminated ? 'terminated' : ep.truncated ? 'truncated' : 'unfinished'];
-    cells.forEach((c, j) => { const td = el('td', j === 4 ? (ep.success ? 'ok' : 'fail') : '', String(c));
-      tr.appendChild(td); });
-    tr.onclick = () => show(i, tr);
+    try {
+      const cells = [i, ep.env_id, ep.seed ?? '', ep.task_id ?? '', ep.success ? 'yes' : 'no',
+        fmt(ep['return'] ?? ep.rewards.reduce((a, b) => a + Number(b), 0)), ep.actions.length,
+        ep.terminated ? 'terminated' : ep.truncated ? 'truncated' : 'unfinished'];
+      cells.forEach((c, j) => { const td = el('td', j === 4 ? (ep.success ? 'ok' : 'fail') : '', String(c));
+        tr.appendChild(td); });
+      tr.onclick = () => show(i, tr);
+    } catch (e) {  // one episode the page cannot draw: its row says so, the others are shown
+      tr.innerHTML = ''; tr.appendChild(el('td', '', String(i)));
+      const td = el('td', 'fail', 'cannot show this episode: ' + e); td.colSpan = 7; tr.appendChild(td);
+    }
     body.appendChild(tr);
   });
   $('count').textContent = n + ' of ' + EPISODES.length + ' episodes';
@@ -146,6 +159,18 @@ def load_episodes(path: str | Path) -> list[dict[str, Any]]:
     return episodes
 
 
+def _json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``
+    (``JSON.parse`` rejects the bare tokens Python's ``json.dumps`` writes for them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def render_html(episodes: list[dict[str, Any]], title: str = "arl-envs episodes") -> str:
     """The viewer page for ``episodes`` as one HTML string (inline CSS, JS and data; no network).
 
@@ -154,10 +179,10 @@ def render_html(episodes: list[dict[str, Any]], title: str = "arl-envs episodes"
         title: Page title.
     """
     # "</" cannot appear inside <script>: escape it (and the other HTML-significant characters) in the JSON text
-    data = json.dumps(episodes).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    data = json.dumps(_json_safe(episodes), allow_nan=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     t = html.escape(title)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{PAGE_MARK}"
         f"<title>{t}</title><style>{_CSS}</style></head><body>\n"
         f"<h1>{t}</h1>\n<div id=\"filters\"><label>env <select id=\"env-filter\"><option value=\"\">all</option>"
         "</select></label><label>success <select id=\"success-filter\"><option value=\"\">all</option>"
@@ -170,23 +195,45 @@ def render_html(episodes: list[dict[str, Any]], title: str = "arl-envs episodes"
     )
 
 
+def default_output(path: str | Path) -> Path:
+    """Where :func:`write_viewer` writes by default: ``path`` with the suffix ``.html``, or ``NAME.view.html`` when
+    ``path`` already ends in ``.html`` (never ``path`` itself)."""
+    src = Path(path)
+    return src.with_suffix(".view.html") if src.suffix.lower() == ".html" else src.with_suffix(".html")
+
+
+def _is_viewer_page(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return PAGE_MARK.encode() in fh.read(4096)
+
+
 def write_viewer(path: str | Path, output: str | Path | None = None) -> Path:
-    """Write the viewer page of a JSONL file.
+    """Write the viewer page of a JSONL file (to a temporary file first, then renamed over ``output``).
 
     Args:
         path: The JSONL file of episodes.
-        output: The HTML file (default: ``path`` with the suffix ``.html``).
+        output: The HTML file (default: :func:`default_output`). It may replace a page this function wrote
+            earlier, never ``path`` nor any other existing file.
 
     Returns:
         The path written.
 
     Raises:
         FileNotFoundError, ValueError: As :func:`load_episodes`.
+        FileExistsError: ``output`` is ``path`` (or a link to it), or an existing file that is not a viewer page;
+            nothing is written.
     """
     src = Path(path)
-    out = Path(output) if output is not None else src.with_suffix(".html")
+    out = Path(output) if output is not None else default_output(src)
+    episodes = load_episodes(src)
+    if out.exists() and (out.resolve() == src.resolve() or os.path.samefile(out, src)):
+        raise FileExistsError(f"the page would overwrite its input {src}: give another --output")
+    if out.exists() and (not out.is_file() or not _is_viewer_page(out)):
+        raise FileExistsError(f"{out} exists and is not a viewer page: give another --output, or remove it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(load_episodes(src), title=f"arl-envs episodes: {src.name}"), encoding="utf-8")
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(render_html(episodes, title=f"arl-envs episodes: {src.name}"), encoding="utf-8")
+    tmp.replace(out)
     return out
 
 

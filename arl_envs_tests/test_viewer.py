@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,4 +92,75 @@ def test_viewer_in_headless_chromium(tmp_path: Path) -> None:
         assert shots.count() == len(eps[web[0]]["observations"])
         assert shots.first.evaluate("img => img.naturalWidth") > 0  # the PNG decodes
         assert not remote and not js_errors
+        browser.close()
+
+
+def _strict_json(text: str) -> object:
+    """Parse as JavaScript's ``JSON.parse`` does: ``NaN`` / ``Infinity`` are not JSON."""
+    def refuse(token: str) -> object:
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _data_block(page: str) -> str:
+    start = page.index('id="episodes-data">') + len('id="episodes-data">')
+    return page[start:page.index("</script>", start)]
+
+
+def test_non_finite_numbers_blank_one_cell_not_the_page() -> None:
+    """NaN / Infinity in a recorded reward (Python's json reads and writes them) reach the page as text: the
+    data block is JSON that JSON.parse accepts, every episode is in it, and the values read NaN / Infinity."""
+    good = dict(SAMPLE_ENV_ERROR_EPISODE, task_id="good")
+    bad = dict(SAMPLE_ENV_ERROR_EPISODE, task_id="bad", rewards=[float("nan")], reward_components=[{"task": float("inf")}],
+               **{"return": float("-inf")})
+    data = _strict_json(_data_block(render_html([good, bad])))
+    assert [e["task_id"] for e in data] == ["good", "bad"]
+    assert data[1]["rewards"] == ["NaN"] and data[1]["reward_components"] == [{"task": "Infinity"}]
+    assert data[1]["return"] == "-Infinity" and data[0]["rewards"] == [0.0]
+
+
+def test_view_never_writes_over_its_input(tmp_path: Path) -> None:
+    """A JSONL file named ``*.html`` gets its page beside it (``NAME.view.html``); the input is unchanged, and a
+    second run replaces the page it wrote."""
+    src = tmp_path / "eps.html"
+    src.write_text(json.dumps(SAMPLE_ENV_ERROR_EPISODE) + "\n")
+    before = src.read_bytes()
+    runner = CliRunner()
+    for _ in range(2):
+        res = runner.invoke(app, ["view", str(src)])
+        assert res.exit_code == 0, res.output
+    assert src.read_bytes() == before
+    assert "arl/code.functions-v0" in (tmp_path / "eps.view.html").read_text()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(src)
+    res = runner.invoke(app, ["view", str(link), "-o", str(src)])  # the input reached through a link
+    assert res.exit_code == 2 and src.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_page_with_a_non_finite_number_shows_every_episode_in_chromium(tmp_path: Path) -> None:
+    from arl_envs.envs.web.browser import BrowserUnavailable, find_chromium
+
+    try:
+        chromium = find_chromium()
+    except BrowserUnavailable as exc:  # pragma: no cover - CI installs Debian's chromium (.ci/system-deps)
+        pytest.skip(f"no Chromium on this machine: {exc}")
+    from playwright.sync_api import sync_playwright
+
+    bad = dict(SAMPLE_ENV_ERROR_EPISODE, task_id="bad", rewards=[float("nan")], reward_components=[{"task": float("nan")}])
+    bad.pop("return")
+    page_path = tmp_path / "page.html"
+    page_path.write_text(render_html([dict(SAMPLE_ENV_ERROR_EPISODE, task_id="good"), bad]))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page()
+        js_errors: list[str] = []
+        page.on("pageerror", lambda e: js_errors.append(str(e)))
+        page.goto(page_path.as_uri())
+        rows = page.locator("#episodes tbody tr")
+        assert rows.count() == 2 and not js_errors
+        assert "NaN" in rows.nth(1).inner_text() and "good" in rows.nth(0).inner_text()
+        rows.nth(1).click()
+        assert "NaN" in page.locator("#detail .parts").first.inner_text() and not js_errors
         browser.close()

@@ -1,6 +1,7 @@
 """The reference scoreboard (README "Scoreboard"): every registered id x random / expert / SmolLM2 zero-shot / GRPO.
 
-Rows are saved to ``benchmarks/scoreboard.jsonl`` as they finish (``--resume`` skips rows already there); the
+Rows are saved to ``benchmarks/scoreboard.jsonl`` as they finish (``--resume`` skips rows already there; an earlier
+board there is refused without ``--resume`` or ``--overwrite``); the
 Markdown table goes to ``benchmarks/scoreboard.md`` with the date, commit and command. Same as
 ``arl-envs scoreboard``; the logic is :func:`arl_baselines.scoreboard.run_and_write`.
 
@@ -33,11 +34,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ids", nargs="*", default=None, help="env ids (default: all registered)")
     ap.add_argument("--out", default=str(HERE / "scoreboard.jsonl"))
     ap.add_argument("--resume", action="store_true", help="keep the rows already in --out and skip them")
+    ap.add_argument("--overwrite", action="store_true", help="replace an earlier board in --out (else refused)")
     a = ap.parse_args(argv)
     _, md = run_and_write(
         a.out, quick=a.quick, env_ids=a.ids, seeds=a.seeds, lm_seeds=a.lm_seeds, lms=a.lm,
         max_new_tokens=a.max_new_tokens, max_turns=a.max_turns, resume=a.resume,
-        command="python benchmarks/scoreboard.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        overwrite=a.overwrite, command="python benchmarks/scoreboard.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         log=lambda line: print(line, flush=True),
     )
     print(md)

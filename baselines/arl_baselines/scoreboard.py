@@ -255,9 +255,12 @@ def score_lm(
 
 
 def grpo_checkpoints(root: str | Path = "runs") -> list[tuple[Path, str, dict[str, Any]]]:
-    """GRPO checkpoints under ``root``: ``(model dir, env id, env kwargs)`` from each run's ``config.json``."""
+    """GRPO checkpoints under ``root``: ``(model dir, env id, env kwargs)`` from each run's ``config.json`` (not
+    the runs an ``--overwrite`` moved into a ``previous/`` directory)."""
     found = []
     for cfg_path in sorted(Path(root).glob("**/config.json")):
+        if "previous" in cfg_path.relative_to(root).parts:
+            continue
         model_dir = cfg_path.parent / "model"
         if not (model_dir / "config.json").is_file():
             continue
@@ -356,6 +359,65 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def table_path(out: str | Path) -> Path:
+    """The Markdown table's path beside the JSONL file ``out``: ``out`` with the suffix ``.md``.
+
+    Raises:
+        ValueError: ``out`` itself ends in ``.md`` (the table would be written over the rows).
+    """
+    path = Path(out)
+    table = path.with_suffix(".md")
+    if table == path:
+        raise ValueError(f"{out} would be both the rows (JSONL) and the table (.md): give the rows file another "
+                         "suffix (e.g. .jsonl); the table is written beside it with .md")
+    return table
+
+
+def check_output(out: str | Path, *, resume: bool = False, overwrite: bool = False) -> list[dict[str, Any]]:
+    """Check the output paths of :func:`run_and_write` before anything is run or written; return the rows to keep.
+
+    Args:
+        out: The JSONL file of rows.
+        resume: Keep (and return) the rows already in ``out``.
+        overwrite: Replace an earlier board in ``out`` (without ``resume``).
+
+    Returns:
+        The rows of ``out`` with ``resume``, else ``[]``.
+
+    Raises:
+        ValueError: ``out`` ends in ``.md`` (:func:`table_path`); ``out`` or the table path is a directory; with
+            ``resume``, a line of ``out`` that is not a scoreboard row (its number is given).
+        FileExistsError: ``out`` holds rows and neither ``resume`` nor ``overwrite`` is given.
+    """
+    path = Path(out)
+    table = table_path(path)
+    for p in (path, table):
+        if p.exists() and not p.is_file():
+            raise ValueError(f"{p} exists and is not a file")
+    if resume and overwrite:
+        raise ValueError("give resume (keep the rows of the earlier board) or overwrite (replace them), not both")
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if resume:
+        rows = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                row = None
+            if not isinstance(row, dict) or not {"env_id", "agent"} <= set(row):
+                raise ValueError(f"{path}:{lineno} is not a scoreboard row: cannot resume from it")
+            rows.append(row)
+        return rows
+    if text.strip() and not overwrite:
+        raise FileExistsError(f"{path} holds an earlier board ({len(text.splitlines())} rows): resume it with "
+                              "--resume, replace it with --overwrite, or give another --output")
+    return []
+
+
 def run_and_write(
     out: str | Path,
     *,
@@ -367,10 +429,12 @@ def run_and_write(
     max_new_tokens: int | None = None,
     max_turns: int | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     command: str = "",
     log: Callable[[str], None] = print,
 ) -> tuple[list[dict[str, Any]], str]:
-    """Run the board, saving each row to the JSONL file ``out`` as it finishes, and write ``out`` with ``.md``.
+    """Run the board, saving each row to the JSONL file ``out`` as it finishes, and write the table to ``out`` with
+    ``.md`` (:func:`table_path`; the two never share a path).
 
     Defaults: the full board (:data:`FULL_SEEDS`, :data:`FULL_LM_SEEDS` seeds, ``smollm2``, 32 tokens x 2 turns), or
     with ``quick`` the CI size (:data:`QUICK_SEEDS`, :data:`QUICK_LM_SEEDS`, ``tiny``, 4 tokens x 1 turn).
@@ -381,11 +445,15 @@ def run_and_write(
         env_ids: Ids (default: all registered).
         seeds, lm_seeds, lms, max_new_tokens, max_turns: Override the defaults.
         resume: Keep the rows already in ``out`` and skip them.
+        overwrite: Replace an earlier board in ``out``; without it (or ``resume``) one is refused.
         command: The command line, written into the table's header.
         log: Called with a line per finished row.
 
     Returns:
         ``(rows, markdown)``: the rows sorted by env id, and the table with its header (date, commit, command).
+
+    Raises:
+        ValueError, FileExistsError: As :func:`check_output`, before anything is run or written.
     """
     import datetime
     import subprocess
@@ -396,8 +464,8 @@ def run_and_write(
     max_new_tokens = max_new_tokens or (QUICK_MAX_NEW_TOKENS if quick else FULL_MAX_NEW_TOKENS)
     max_turns = max_turns or (QUICK_MAX_TURNS if quick else FULL_MAX_TURNS)
     path = Path(out)
+    rows = check_output(path, resume=resume, overwrite=overwrite)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if resume and path.exists() else []
     if not resume:
         path.write_text("")
 
@@ -422,5 +490,5 @@ def run_and_write(
         f"{max_turns} turns x {max_new_tokens} tokens per episode); {time.perf_counter() - start:.0f} s for this run.\n\n"
     )
     md = header + markdown_table(rows) + "\n"
-    path.with_suffix(".md").write_text(md)
+    table_path(path).write_text(md)
     return rows, md

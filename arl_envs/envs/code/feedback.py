@@ -85,6 +85,9 @@ class SandboxHolder:
     """
 
     def __init__(self, backend: str, kwargs: dict[str, Any] | None = None) -> None:
+        from arl_envs.sandbox import check_backend  # noqa: PLC0415
+
+        check_backend(backend, kwargs)  # ValueError now, not an env_error at the first step
         self.backend = backend
         self.kwargs = dict(kwargs or {})
         self._sandbox: Any = None

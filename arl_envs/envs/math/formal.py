@@ -15,6 +15,7 @@ from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.coq import CoqChecker, Lemma
+from arl_envs.sandbox import check_backend
 
 #: The shipped lemmas (arithmetic on nat, lists, logic), each with a reference proof checked by coqc in the tests.
 LEMMAS_PATH = Path(__file__).parent / "data" / "coq_lemmas.json"
@@ -126,6 +127,7 @@ class FormalProofEnv(AgentEnv):
             raise ValueError(f"topic must be one of {TOPICS} or None, got {topic!r}")
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        check_backend(sandbox, sandbox_kwargs)
         self.lemmas = tuple(
             lemma for lemma in load_lemmas(str(lemmas_path or LEMMAS_PATH)) if topic is None or lemma.topic == topic
         )

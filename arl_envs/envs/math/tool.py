@@ -13,6 +13,7 @@ from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.env import ANSWER_TOOL, ArithmeticEnv, CountdownEnv, DatasetEnv, MathEnv
 from arl_envs.envs.math.grading import GradeResult
 from arl_envs.envs.math.tasks import MathTask
+from arl_envs.sandbox import check_backend
 
 #: Characters of tool output shown to the agent (head and tail kept when longer).
 MAX_TOOL_OUTPUT_CHARS = 4_000
@@ -112,6 +113,7 @@ class ToolMathEnv(MathEnv):
         self.tasks_env = TASK_SOURCES[source](**(source_kwargs or {}))
         self.max_tool_calls = int(max_tool_calls)
         self.tool_timeout_s = float(tool_timeout_s)
+        check_backend(sandbox, sandbox_kwargs)
         self.sandbox_backend = sandbox
         self.sandbox_kwargs = dict(sandbox_kwargs or {})
         invalid = kwargs.get("max_invalid_actions")

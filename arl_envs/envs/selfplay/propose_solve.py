@@ -15,6 +15,7 @@ from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.selfplay.purity import check_program
+from arl_envs.sandbox import check_backend
 
 TASK_TYPES = ("deduction", "abduction", "induction")
 #: Default solver attempts per proposal (AZR estimates learnability from n rollouts of the solver).
@@ -177,6 +178,7 @@ class ProposeSolveEnv(AgentEnv):
             raise TypeError("solver must be 'self' or a callable(observation: str, info: dict) -> str")
         self.task_types, self.k, self.solver = tuple(task_types), int(k), solver
         self.timeout_s = float(timeout_s)
+        check_backend(sandbox, sandbox_kwargs)
         self.sandbox_backend, self.sandbox_kwargs = sandbox, dict(sandbox_kwargs or {})
         invalid = kwargs.get("max_invalid_actions")
         invalid = self.default_max_invalid_actions if invalid is None else int(invalid)

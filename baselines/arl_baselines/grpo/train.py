@@ -17,6 +17,7 @@ over micro-batches.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import io
@@ -25,6 +26,7 @@ import math
 import os
 import pickle
 import random
+import shutil
 import sys
 import time
 import warnings
@@ -291,7 +293,10 @@ class Trainer:
         model = self.policy.model
         model.train()
         logs: list[dict[str, float]] = []
-        bar = _bar(n_steps, "SFT", cfg.progress)
+        # a time-budgeted phase counts seconds (elapsed / budget), never a step total it will not reach
+        timed = time_budget_s is not None
+        bar = _bar(n_steps, "SFT", cfg.progress, seconds=time_budget_s)
+        shown_s = 0.0
         t0 = time.perf_counter()
         for _ in range(n_steps):
             if time_budget_s is not None and time.perf_counter() - t0 >= time_budget_s:
@@ -317,8 +322,13 @@ class Trainer:
             logs.append(row)
             with open(self.out / "sft.jsonl", "a") as f:
                 f.write(json.dumps(row) + "\n")
-            bar.set_postfix(loss=f"{total:.3f}")
-            bar.update(1)
+            bar.set_postfix(loss=f"{total:.3f}", **({"steps": len(logs)} if timed else {}))
+            if timed:
+                now_s = min(time.perf_counter() - t0, float(time_budget_s))
+                bar.update(now_s - shown_s)
+                shown_s = now_s
+            else:
+                bar.update(1)
         bar.close()
         self.sft_examples = len(data)
         return logs
@@ -785,11 +795,16 @@ class _NoBar:
     def close(self) -> None: ...
 
 
-def _bar(total: int, desc: str, enabled: bool) -> Any:
+def _bar(total: int, desc: str, enabled: bool, *, seconds: float | None = None) -> Any:
+    """A tqdm bar of ``total`` steps; with ``seconds``, a bar of elapsed / ``seconds`` wall seconds instead (for a
+    time-budgeted phase, whose step count is not known in advance)."""
     if not enabled:
         return _NoBar()
     from tqdm.auto import tqdm
 
+    if seconds is not None:
+        return tqdm(total=round(float(seconds), 1), desc=desc, unit="s", dynamic_ncols=True,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s budget [{postfix}]")
     return tqdm(total=total, desc=desc, dynamic_ncols=True)
 
 
@@ -983,7 +998,8 @@ def train(
             ``smollm2``.
         steps: GRPO steps (0: SFT and evaluation only). None: the env's recommended number
             (:func:`~arl_baselines.grpo.config.recommended_steps`: 100; 40 for code.functions with a tiny model).
-        output: Run directory (created; one that holds an earlier run's files is refused unless ``overwrite``).
+        output: Run directory (created; one that holds an earlier run's files is refused unless ``overwrite``;
+            :func:`check_run_dir` says which paths are refused). It holds :data:`PARTIAL_MARK` until the run ends.
         sft_checkpoint: Where the SFT warm start comes from when the settings have one (``sft_steps > 0``):
             ``"auto"`` (default): the shipped checkpoint of the env's tiny defaults (:data:`SHIPPED_SFT_CHECKPOINTS`:
             arithmetic, countdown, code.functions) when its identity (env id and kwargs, model, SFT settings, see
@@ -992,8 +1008,8 @@ def train(
             setting, an env without one) the SFT runs here, and the reason is recorded as
             ``sft_checkpoint_skipped``. ``"none"`` or None: always run the SFT (keywords in any case). A path: load that
             :meth:`Trainer.save_sft_checkpoint` file (weights only; it must match the run).
-        overwrite: Replace the logs of an earlier run in ``output`` (otherwise a FileExistsError, before anything
-            is written).
+        overwrite: Move the files of an earlier run in ``output`` into ``output/previous/`` first (otherwise a
+            FileExistsError, before anything is written); the new run's files are never mixed with the old ones.
         **cfg: Fields of :class:`~arl_baselines.grpo.config.GRPOConfig` (e.g. ``sft_steps=200``, ``group_size=8``,
             ``env_kwargs={"difficulty": 1}``); they override the env's recommended settings
             (:func:`~arl_baselines.grpo.config.recommended_settings`: an SFT warm start for tiny models, token
@@ -1008,23 +1024,119 @@ def train(
     Raises:
         TypeError: Unknown setting name.
         ValueError: Invalid setting value or negative ``steps``; a ``sft_checkpoint`` path that is unreadable or
-            does not match the run.
+            does not match the run; an ``output`` in the installed package or a pseudo-filesystem.
         FileNotFoundError: A ``sft_checkpoint`` path with no file.
-        FileExistsError: ``output`` holds an earlier run (and not ``overwrite``), or is a file.
+        FileExistsError: ``output`` holds an earlier run (and not ``overwrite``), is a file or a dangling link.
+        PermissionError: ``output`` cannot be created.
     """
     save_model = bool(cfg.pop("save_model", False))
     config, steps, sft_checkpoint = check_train_args(env_id, model, steps, output, sft_checkpoint=sft_checkpoint,
                                                      overwrite=overwrite, **cfg)
-    tr = Trainer(env_id, model, config, output)
+    start_run_dir(output, overwrite=overwrite)
     try:
-        return _train(tr, steps, sft_checkpoint, save_model)
-    except BaseException:
-        tr.engine.close()  # envs, sandboxes and the rollout's thread pool (finish() closes them on success)
+        tr = Trainer(env_id, model, config, output)
+    except BaseException as exc:
+        _mark_interrupted(output, exc)
         raise
+    try:
+        summary = _train(tr, steps, sft_checkpoint, save_model)
+    except BaseException as exc:
+        tr.engine.close()  # envs, sandboxes and the rollout's thread pool (finish() closes them on success)
+        _mark_interrupted(output, exc)
+        raise
+    finish_run_dir(output)
+    return summary
 
 
 #: Files of a run directory: one holding any of them holds an earlier run (:func:`train` refuses to replace it).
 RUN_FILES = ("config.json", "metrics.jsonl", "sft.jsonl", "samples.jsonl", "summary.json")
+#: The file that marks a run directory whose run has not finished (written first, removed once ``summary.json`` and
+#: ``curves.png`` are written; it says why when the run stopped on an exception or an interrupt).
+PARTIAL_MARK = "PARTIAL"
+#: Subdirectory of a run directory where ``overwrite`` moves the earlier run's files (replacing an older one there).
+PREVIOUS_DIR = "previous"
+#: Everything a run writes in its directory: what ``overwrite`` moves aside into :data:`PREVIOUS_DIR`.
+RUN_OUTPUTS = (*RUN_FILES, "curves.png", "comparison.json", "model", PARTIAL_MARK)
+#: Trees a run directory may not be in: the kernel's pseudo-filesystems (``/dev/shm`` is a plain tmpfs: allowed).
+_PSEUDO_FS = ("/proc", "/sys", "/dev")
+
+
+def check_run_dir(output: str | os.PathLike[str]) -> Path:
+    """Check that ``output`` can be a run directory, without writing anything; return it as a Path.
+
+    Raises:
+        FileExistsError: ``output`` is a file, a dangling symbolic link, or below a file.
+        ValueError: ``output`` is (in) the installed ``arl_envs`` / ``arl_baselines`` package, or in a kernel
+            pseudo-filesystem (``/proc``, ``/sys``, ``/dev`` other than ``/dev/shm``).
+        PermissionError: The nearest existing directory of ``output`` is not writable.
+    """
+    import arl_envs
+
+    out = Path(output)
+    if out.is_symlink() and not out.exists():
+        raise FileExistsError(f"the run directory {out} is a dangling symbolic link (to {os.readlink(out)})")
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"the run directory {out} is a file")
+    real = Path(os.path.realpath(out))
+    packages = [Path(arl_envs.__file__).resolve().parent, Path(__file__).resolve().parents[1]]
+    for pkg in packages:
+        if real == pkg or pkg in real.parents:
+            raise ValueError(f"the run directory {out} is in the installed package {pkg}: give a directory of your own")
+    for root in _PSEUDO_FS:
+        root_p = Path(root)
+        if (real == root_p or root_p in real.parents) and not (real == Path("/dev/shm") or Path("/dev/shm") in real.parents):
+            raise ValueError(f"the run directory {out} is in {root}, a kernel pseudo-filesystem: give a real directory")
+    existing = real
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise FileExistsError(f"the run directory {out} would be below the file {existing}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"the run directory {out} cannot be written ({existing} is not writable)")
+    return out
+
+
+def start_run_dir(output: str | os.PathLike[str], *, overwrite: bool) -> Path:
+    """Create the run directory ``output`` and mark it :data:`PARTIAL_MARK`; with ``overwrite``, first move an
+    earlier run's files (:data:`RUN_OUTPUTS`) into ``output/previous/`` (replacing what an older overwrite left
+    there), so the new run's files are never mixed with the old ones.
+
+    Raises:
+        FileExistsError: ``output`` holds an earlier run and not ``overwrite``.
+    """
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    earlier = [name for name in RUN_OUTPUTS if os.path.lexists(out / name)]
+    if earlier:
+        if not overwrite:
+            raise FileExistsError(f"{out} holds an earlier run ({', '.join(earlier)}): give another output, or "
+                                  "overwrite=True / --overwrite to move it to previous/")
+        prev = out / PREVIOUS_DIR
+        if prev.is_dir() and not prev.is_symlink():
+            shutil.rmtree(prev)
+        elif os.path.lexists(prev):
+            prev.unlink()
+        prev.mkdir()
+        for name in earlier:
+            os.replace(out / name, prev / name)
+    (out / PARTIAL_MARK).write_text(
+        f"This run has not finished (started {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, pid {os.getpid()}): "
+        "summary.json and curves.png are written when it ends, and this file is removed. If no process is running "
+        "it, it was interrupted.\n"
+    )
+    return out
+
+
+def finish_run_dir(output: str | os.PathLike[str]) -> None:
+    """Remove the :data:`PARTIAL_MARK` of a run directory whose run has written all its files."""
+    (Path(output) / PARTIAL_MARK).unlink(missing_ok=True)
+
+
+def _mark_interrupted(output: str | os.PathLike[str], exc: BaseException) -> None:
+    """Append why the run stopped to its :data:`PARTIAL_MARK` (best effort: the original error is what matters)."""
+    with contextlib.suppress(OSError):
+        with open(Path(output) / PARTIAL_MARK, "a") as fh:
+            fh.write(f"Stopped by {type(exc).__name__}: {exc}\n")
 
 
 def check_train_args(
@@ -1043,7 +1155,8 @@ def check_train_args(
 
     Raises:
         gymnasium.error.Error: ``env_id`` is not registered.
-        TypeError, ValueError, FileNotFoundError, FileExistsError: As :func:`train`; nothing is written.
+        TypeError, ValueError, FileNotFoundError, FileExistsError, PermissionError: As :func:`train`; nothing is
+            written.
     """
     import gymnasium as gym
 
@@ -1056,12 +1169,11 @@ def check_train_args(
         steps = recommended_steps(env_id, tiny=model in TINY_SIZES and bool(cfg.get("env_defaults", True)))
     if int(steps) < 0:
         raise ValueError(f"steps must be >= 0 GRPO steps, got {steps}")
-    out = Path(output)
-    if out.exists() and not out.is_dir():
-        raise FileExistsError(f"the run directory {out} is a file")
-    if not overwrite and out.is_dir() and any((out / name).exists() for name in RUN_FILES):
-        raise FileExistsError(f"{out} holds an earlier run ({', '.join(n for n in RUN_FILES if (out / n).exists())}): "
-                              "give another output, or overwrite=True / --overwrite to replace its logs")
+    out = check_run_dir(output)
+    earlier = [name for name in RUN_OUTPUTS if os.path.lexists(out / name)] if out.is_dir() else []
+    if not overwrite and earlier:
+        raise FileExistsError(f"{out} holds an earlier run ({', '.join(earlier)}): give another output, or "
+                              "overwrite=True / --overwrite to move it to previous/")
     spec = sft_checkpoint_spec(sft_checkpoint)
     if spec not in (None, "auto"):
         _check_sft_checkpoint(spec, env_id, model, config)
@@ -1181,7 +1293,9 @@ def sft_vs_grpo(
     Args:
         env_id: Env id.
         model: Policy spec.
-        output: Run directory (``metrics.jsonl``/``curves.png`` of the GRPO branch; ``comparison.json``).
+        output: Run directory (``metrics.jsonl``/``curves.png`` of the GRPO branch; ``comparison.json``). An
+            earlier run's files there are moved into ``output/previous/`` first; :data:`PARTIAL_MARK` marks the
+            directory until ``comparison.json`` is written.
         grpo_steps: GRPO steps of branch (a).
         sft_checkpoint: Start from this :meth:`Trainer.save_sft_checkpoint` file instead of running the SFT
             (its settings must match the run's, checked before the run directory is touched; the untrained
@@ -1206,6 +1320,8 @@ def sft_vs_grpo(
         if save_sft_checkpoint is not None:
             raise ValueError("give sft_checkpoint (start from a file) or save_sft_checkpoint (write one), not both")
         source = _check_sft_checkpoint(sft_checkpoint, env_id, model, config)
+    check_run_dir(output)
+    start_run_dir(output, overwrite=True)
     tr = Trainer(env_id, model, config, output)
     try:
         if sft_checkpoint is not None:
@@ -1252,6 +1368,7 @@ def sft_vs_grpo(
         "grpo": grpo_summary,
     }
     (tr.out / "comparison.json").write_text(json.dumps(res, indent=2, default=str))
+    finish_run_dir(tr.out)
     return res
 
 
