@@ -300,7 +300,7 @@ FILES_NOT_YET_SPLIT = {
     "arl_envs/envs/embodied/household_world.py": "the house generator apart from the world's rules",
     "arl_envs/envs/multiagent/base.py": "the parallel-API wrappers and game registry apart from TextGameEnv",
     "arl_envs/envs/search/world.py": "the fictional-encyclopedia generator apart from the question builder",
-    "arl_envs/envs/web/env.py": "the browser session (contexts, pages, routing, snapshots) apart from WebEnv",
+    "arl_envs/envs/web/session.py": "the page actions (_perform, _element_action) apart from the browser session",
     "arl_envs/ray_vector.py": "the actor transport (EnvWorker, sockets) apart from RayVectorEnv",
     "baselines/arl_baselines/grpo/train.py": "training loop, checkpoints, argument checks, plots, experiments",
 }
@@ -309,7 +309,7 @@ CLASSES_NOT_YET_SPLIT = {
     "arl_envs/core/env.py:AgentEnv": "the action parsing (parse_action, format hints) into a helper of its own",
     "arl_envs/envs/embodied/household_world.py:World": "the object placement apart from the action rules",
     "arl_envs/envs/multiagent/base.py:TextGameEnv": "the play report and invalid-move bookkeeping",
-    "arl_envs/envs/web/env.py:WebEnv": "the browser session (contexts, pages, routing, snapshots)",
+    "arl_envs/envs/web/session.py:BrowserSession": "the page actions (_perform, _element_action)",
     "arl_envs/ray_vector.py:RayVectorEnv": "actor replacement and the step-socket links",
     "baselines/arl_baselines/grpo/train.py:Trainer": "checkpoints, evaluation and logging",
 }
