@@ -215,8 +215,8 @@ def cached_example(env_id: str) -> dict[str, str] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def id_section(row: Any, board: dict[tuple[str, str], dict[str, Any]], warn: Any) -> str:
-    """The Markdown section of one id."""
+def id_section(row: Any, board: dict[tuple[str, str], dict[str, Any]], warn: Any, shown: set | None = None) -> str:
+    """The Markdown section of one id; ``shown``: classes whose docstring an earlier section of the page shows."""
     out = [f"## `{row.id}`", "", row.description, ""]
     try:
         cls = entry_class(row)
@@ -247,8 +247,12 @@ def id_section(row: Any, board: dict[tuple[str, str], dict[str, Any]], warn: Any
         ]
         out.append("")
     doc = inspect.getdoc(cls) or ""
-    if doc:
+    if doc and shown is not None and cls in shown:
+        out += [f"*`{cls.__name__}`'s docstring: in the first section of this page that uses it.*", ""]
+    elif doc:
         out += [f'??? info "{cls.__name__} docstring"', "", _indent(fence(doc)), ""]
+        if shown is not None:
+            shown.add(cls)
     static = set(row.tags) & STATIC_TAGS
     example = None
     if static:
@@ -306,7 +310,8 @@ def domain_page(domain: str, rows: list[Any], board: dict, warn: Any, intro: str
     ]
     if intro:
         head += [intro.rstrip(), ""]
-    return "\n".join(head + [id_section(r, board, warn) for r in rows])
+    shown: set = set()
+    return "\n".join(head + [id_section(r, board, warn, shown) for r in rows])
 
 
 def _anchor(env_id: str) -> str:
