@@ -240,11 +240,8 @@ def id_section(row: Any, board: dict[tuple[str, str], dict[str, Any]], warn: Any
     kwargs = init_kwargs(cls)
     if kwargs:
         out += ["| kwarg | type | default | from |", "|---|---|---|---|"]
-        out += [
-            f"| `{n}` | `{t.replace('|', chr(92) + '|')}` | `{d.replace('|', chr(92) + '|')}` | {k} |"
-            if t else f"| `{n}` | | `{d.replace('|', chr(92) + '|')}` | {k} |"
-            for n, t, d, k in kwargs
-        ]
+        # (a `|` inside a code span does not split a cell in Python-Markdown's tables)
+        out += [f"| `{n}` | {f'`{t}`' if t else ''} | `{d}` | {k} |" for n, t, d, k in kwargs]
         out.append("")
     doc = inspect.getdoc(cls) or ""
     if doc and shown is not None and cls in shown:
