@@ -64,6 +64,14 @@ WARMUP_SEED = 999
 DEFAULT_TRAIN_ENV = "arl/math.countdown-v1"
 
 
+def _local_ids() -> list[str]:
+    """Every id that runs in-process (not ``arl/remote-v0``, the client of `arl-envs serve`): the default of
+    ``check``, ``demo`` and ``bench``."""
+    from arl_envs.registration import ENVS
+
+    return [row.id for row in ENVS if "remote" not in row.tags]
+
+
 def _kwargs(pairs: list[str]) -> dict[str, Any]:
     """Parse ``key=value`` options (values as JSON when they parse, else strings)."""
     out: dict[str, Any] = {}
@@ -208,10 +216,9 @@ def check(
     fuzz: int = typer.Option(200, min=0, help="Fuzzed actions per env."),
 ) -> None:
     """Run the conformance suite (arl_envs.testing) and exit 1 on any failure."""
-    import arl_envs
     from arl_envs.testing import check_conformance
 
-    ids = env_ids or arl_envs.env_ids()
+    ids = env_ids or _local_ids()
     _check_ids(ids)
     ok = True
     for env_id in ids:
@@ -283,10 +290,9 @@ def demo(
     grpo: bool = typer.Option(True, help="End with a short GRPO training run (needs the [train] extra)."),
 ) -> None:
     """The main job: every env played by its expert and random agents, then a short GRPO run."""
-    import arl_envs
 
     start = time.perf_counter()
-    rows = play_reference_agents(arl_envs.env_ids(), episodes)
+    rows = play_reference_agents(_local_ids(), episodes)
     table = Table("env id", "agent", "success", "mean return", "mean steps", "steps/s", "games W/D/L",
                   title="Reference agents (games: vs the default opponent)")
     failed = False
@@ -419,6 +425,40 @@ def serve_retriever_cmd(
                     world_seed=world_seed, topk=topk)
 
 
+@app.command("serve")
+def serve_cmd(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind (0.0.0.0 serves other machines too)."),
+    port: int = typer.Option(8000, help="TCP port."),
+    env: list[str] = typer.Option([], "--env", help="Ids to serve, shell patterns (arl/math.*), repeatable; default all."),
+    max_sessions: int = typer.Option(256, "--max-sessions", help="Open sessions at most (per worker)."),
+    idle_timeout: float = typer.Option(600.0, "--idle-timeout", help="Close a session idle this many seconds (0: never)."),
+    token: Optional[str] = typer.Option(None, "--token", help="Require 'Authorization: Bearer TOKEN' on every route."),
+    workers: int = typer.Option(1, "--workers", help="Server processes; a session stays in one."),
+) -> None:
+    """Serve env ids over OpenEnv's HTTP/WebSocket protocol (/reset /step /state /schema /health /ws) and MCP (/mcp)."""
+    try:
+        from arl_envs.server.main import serve
+    except ImportError as exc:
+        print(f"arl-envs serve: {exc}; install with: pip install 'arl-envs[serve]'", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    problem = None
+    if not 0 <= port <= 65535:
+        problem = f"--port must be in 0..65535, got {port}"
+    elif max_sessions < 1 or workers < 1 or idle_timeout < 0:
+        problem = "--max-sessions and --workers must be >= 1 and --idle-timeout >= 0"
+    else:
+        from arl_envs.server.sessions import served_ids
+
+        try:
+            served_ids(env or None)
+        except ValueError as exc:
+            problem = str(exc)
+    if problem:
+        raise typer.BadParameter(problem)
+    serve(host, port, env_patterns=env or None, max_sessions=max_sessions, idle_timeout_s=idle_timeout or None,
+          token=token, workers=workers)
+
+
 sandbox_app = typer.Typer(no_args_is_help=True, help="Sandbox backends: bubblewrap (default) and Docker.")
 app.add_typer(sandbox_app, name="sandbox")
 
@@ -469,13 +509,12 @@ def bench(
     plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG bar chart of steps/s per id here."),
 ) -> None:
     """Env throughput (expert agent, one process), with the ratio to a trivial gymnasium env in the same run."""
-    import arl_envs
     from arl_envs.bench import env_throughput
 
     _check_ids(env_ids or [])
     _check_output_file(plot, "--plot")  # before the run, whose results a bad path would lose
     table = Table("env id", "steps/s", "µs/step", "ratio to trivial env")
-    rows = env_throughput(env_ids or arl_envs.env_ids(), steps)
+    rows = env_throughput(env_ids or _local_ids(), steps)
     for row in rows:
         table.add_row(row["env_id"], f"{row['steps_per_s']:.0f}", f"{row['us_per_step']:.1f}", f"{row['ratio']:.1f}x")
     console.print(table)

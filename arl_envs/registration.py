@@ -220,6 +220,12 @@ ENVS: tuple[EnvSpecRow, ...] = (
     ),
     # --- example: the env to copy; README "Add an environment" ---
     EnvSpecRow(
+        "arl/remote-v0",
+        "arl_envs.server.remote:RemoteEnv",
+        "Any id served by `arl-envs serve` (url=, env_id=, env_kwargs=): the same episode over a WebSocket session.",
+        tags=("remote", "domain-conformance"),
+    ),
+    EnvSpecRow(
         "arl/example.guess-v0",
         "arl_envs.envs.example.guess:GuessEnv",
         "EXAMPLE env to copy (50 lines): guess a secret number from higher/lower replies; binary-search expert.",

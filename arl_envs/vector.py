@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from arl_envs.vector_modes import as_autoreset_mode
 
-VECTOR_MODES = ("sync", "async", "ray")
+VECTOR_MODES = ("sync", "async", "ray", "remote")
 
 
 class BatchSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -40,7 +40,8 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
         num_envs: Number of sub-envs (>= 1).
         mode: ``"sync"`` (one process, stepped in turn; math envs grade each batch concurrently) or ``"async"``
             (one subprocess per env, pickled text over pipes, no shared memory) or ``"ray"`` (Ray actors; also takes ``envs_per_actor``, ``actor_options``,
-            ``shared_retriever``... see :class:`~arl_envs.ray_vector.RayVectorEnv`).
+            ``shared_retriever``... see :class:`~arl_envs.ray_vector.RayVectorEnv`) or ``"remote"`` (sessions on an
+            ``arl-envs serve`` server at ``url=``, stepped concurrently: :class:`~arl_envs.server.remote.RemoteVectorEnv`).
         **kwargs: Constructor kwargs for every sub-env (and, for ``"ray"``, the options above). ``autoreset_mode``
             (a :class:`gymnasium.vector.AutoresetMode` or its string) goes to the vector env, not the sub-envs.
 
@@ -49,7 +50,7 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
         Gymnasium 1.x's default (next-step).
 
     Raises:
-        ValueError: Unknown mode or ``num_envs < 1``.
+        ValueError: Unknown mode, ``num_envs < 1``, or ``mode="remote"`` without ``url``.
         DependencyNotInstalled: ``mode="ray"`` without Ray (``pip install 'arl-envs[ray]'``).
     """
     if mode not in VECTOR_MODES:
@@ -59,6 +60,12 @@ def make_vec(env_id: str, num_envs: int, mode: str = "sync", **kwargs: Any) -> g
     if not env_id.startswith("arl_envs:") and env_id.startswith("arl/"):
         env_id = f"arl_envs:{env_id}"  # sub-processes must import arl_envs to find the id
 
+    if mode == "remote":  # sessions on an `arl-envs serve` server: make_vec(..., mode="remote", url=...)
+        from arl_envs.server.remote import make_remote_vec
+
+        if "url" not in kwargs:
+            raise ValueError('mode="remote" needs url= (an `arl-envs serve` server, e.g. "http://127.0.0.1:8000")')
+        return make_remote_vec(env_id, num_envs, **kwargs)
     if mode == "ray":
         from arl_envs.ray_vector import RayVectorEnv
 

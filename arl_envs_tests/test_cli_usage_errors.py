@@ -101,6 +101,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{notes}", "--resume"], "not a scoreboard row"),
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{a_dir}"], "not a file"),
     ("scoreboard", ["scoreboard", "--quick", ID, "-o", "{notes}/board.jsonl"], "below the file"),
+    ("serve", ["serve", "--port", "70000"], "--port"),
+    ("serve", ["serve", "--workers", "0"], "--workers"),
+    ("serve", ["serve", "--env", "arl/nothing-matches.*"], "arl/nothing-matches"),
 ]
 NEEDS_TORCH = {"train", "scoreboard"}
 

@@ -47,7 +47,7 @@ def _metadata(whl: Path) -> email.message.Message:
 def test_wheel_top_level_packages(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         tops = {n.split("/")[0] for n in zf.namelist() if not n.split("/")[0].endswith(".dist-info")}
-    assert tops == {"arl_envs", "arl_baselines"}, tops
+    assert tops == {"arl_envs", "arl_baselines", "arl_verifiers"}, tops  # arl_verifiers: the verifiers plugin name
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
     assert "arl_baselines/grpo/config.py" in names and "arl_envs/core/env.py" in names

@@ -561,10 +561,12 @@ SEALED_METHODS = ("reset", "step", "_parse")
 
 def sealed_overrides(cls: type) -> list[str]:
     """``"Class.method"`` for every :data:`SEALED_METHODS` entry that a class of ``cls``'s MRO other than
-    :class:`AgentEnv` (and its bases) defines; empty for a conforming env class."""
+    :class:`AgentEnv` (and its bases) defines; empty for a conforming env class. A class that sets
+    ``contract_proxy = True`` in its body (``arl/remote-v0``'s client, whose ``reset``/``step`` forward to an env
+    running the hooks in another process) is the one exemption."""
     found = []
     for klass in cls.__mro__:
-        if klass is AgentEnv or not issubclass(klass, AgentEnv):
+        if klass is AgentEnv or not issubclass(klass, AgentEnv) or klass.__dict__.get("contract_proxy"):
             continue
         found += [f"{klass.__qualname__}.{name}" for name in SEALED_METHODS if name in klass.__dict__]
     return found
