@@ -80,3 +80,8 @@ def test_each_domain_base_gets_a_template(gen):
     template = gen.base_template(MathEnv)
     compile(template, "<template>", "exec")  # the skeleton is valid Python
     assert "class MyEnv(MathEnv):" in template and "def _new_task(self) -> MathTask:" in template
+
+
+def test_domain_of_ids_with_and_without_a_task(gen):
+    assert gen.domain_of("arl/math.arithmetic-v1") == "math"
+    assert gen.domain_of("arl/remote-v0") == "remote"

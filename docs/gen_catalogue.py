@@ -7,7 +7,7 @@ expert and random success from ``benchmarks/scoreboard.jsonl`` (the newest row o
 of it, labelled so); the class docstring; and an example: the observation after ``reset(seed=0)``, the expert's
 first action and the rendered transcript of an expert episode (at most :data:`MAX_EXAMPLE_STEPS` steps).
 
-Ids tagged with one of :data:`STATIC_TAGS` (a browser, a JVM, a sandbox) are not run at build time (slow and
+Ids tagged with one of :data:`STATIC_TAGS` (a browser, a JVM, a sandbox, a server) are not run at build time (slow and
 fragile there): their example is read from ``docs/cached/<id>.txt`` when that file exists (written by
 ``python3 docs/gen_catalogue.py --cache ID ...`` with the real env), else the page says so.
 
@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SCOREBOARD = ROOT / "benchmarks" / "scoreboard.jsonl"
 CACHE_DIR = ROOT / "docs" / "cached"
-#: Tags whose ids are not run at docs-build time (they start a browser, a JVM or a sandbox).
-STATIC_TAGS = frozenset({"browser", "slow", "sandbox", "docker", "jvm"})
+#: Tags whose ids are not run at docs-build time (they start a browser, a JVM or a sandbox, or need a server).
+STATIC_TAGS = frozenset({"browser", "slow", "sandbox", "docker", "jvm", "remote"})
 #: Steps of the expert episode shown in the transcript.
 MAX_EXAMPLE_STEPS = 6
 #: Seconds one id's example may take before it is reported as failed.
@@ -54,8 +54,9 @@ DOMAIN_TITLES = {
 
 
 def domain_of(env_id: str) -> str:
-    """``"math"`` for ``arl/math.arithmetic-v1``."""
-    return env_id.split("/", 1)[1].split(".", 1)[0]
+    """``"math"`` for ``arl/math.arithmetic-v1``; ``"remote"`` for ``arl/remote-v0`` (an id without a task)."""
+    name = env_id.split("/", 1)[1]
+    return name.split(".", 1)[0] if "." in name else name.rsplit("-v", 1)[0]
 
 
 def slug(env_id: str) -> str:
@@ -256,8 +257,8 @@ def id_section(row: Any, board: dict[tuple[str, str], dict[str, Any]], warn: Any
         example = cached_example(row.id)
         if example is None:
             out += [
-                f"*No example generated at docs-build time (tagged {', '.join(sorted(static))}: it starts a browser, "
-                f"JVM or sandbox). Play it with `arl-envs play {row.id} --agent expert`.*",
+                f"*No example generated at docs-build time (tagged {', '.join(sorted(static))}: it needs a browser, "
+                f"a JVM, a sandbox or a server). Play it with `arl-envs play {row.id} --agent expert`.*",
                 "",
             ]
             return "\n".join(out)
