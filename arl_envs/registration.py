@@ -218,7 +218,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
     ),
-    # --- example: the env to copy; README "Add an environment" ---
+    # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",
         "arl_envs.server.remote:RemoteEnv",

@@ -1,4 +1,4 @@
-"""The reference scoreboard (README "Scoreboard"): every registered id x random / expert / SmolLM2 zero-shot / GRPO.
+"""The reference scoreboard (docs site, Benchmarks page): every registered id x random / expert / SmolLM2 zero-shot / GRPO.
 
 Rows are saved to ``benchmarks/scoreboard.jsonl`` as they finish (``--resume`` skips rows already there; an earlier
 board there is refused without ``--resume`` or ``--overwrite``); the
