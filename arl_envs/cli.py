@@ -401,6 +401,71 @@ def train(
     console.print_json(json.dumps(summary, default=str))
 
 
+@app.command("eval")
+def eval_cmd(
+    model: str = typer.Option(..., "--model", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1"),
+    model_name: str = typer.Option(..., "--model-name", help="The `model` field of the requests."),
+    env: list[str] = typer.Option(..., "--env", help="Env id or shell pattern (arl/math.*), repeatable."),
+    episodes: int = typer.Option(10, min=1, help="Episodes per id (episode i uses seed SEED + i)."),
+    concurrency: int = typer.Option(4, min=1, help="Episodes in flight at once."),
+    seed: int = typer.Option(0, help="Seed of episode 0 of every id."),
+    output: str = typer.Option(..., "--output", "-o", help="Run directory (episodes.jsonl, summary, viewer page)."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens per reply."),
+    tool_mode: str = typer.Option("native", "--tool-mode", help="native | json | openai (OpenAI tool calls)."),
+    temperature: float = typer.Option(0.0, help="Sampling temperature."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="OPENAI_API_KEY", help="Bearer token."),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.1, help="Seconds per model request."),
+    retries: int = typer.Option(3, min=0, help="Retries per model request (connection error, timeout, 429, 5xx)."),
+    env_kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run of another config in --output."),
+    progress: bool = typer.Option(True, help="Progress bar on stderr."),
+) -> None:
+    """Evaluate a model behind an OpenAI-compatible endpoint; a rerun into the same --output resumes."""
+    from arl_envs.evaluation import EvalConfig, check_eval_args, resolve_env_ids, run_eval
+
+    try:
+        ids = resolve_env_ids(env)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--env") from exc
+    cfg = EvalConfig(model, model_name, ids, episodes=episodes, concurrency=concurrency, seed=seed,
+                     max_tokens=max_tokens, tool_mode=tool_mode, temperature=temperature, env_kwargs=_kwargs(env_kwarg),
+                     timeout_s=timeout, retries=retries, api_key=api_key)
+    try:
+        resumed = check_eval_args(cfg, output, overwrite=overwrite)
+    except FileExistsError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--output") from exc
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if overwrite:
+        from pathlib import Path
+
+        from arl_envs.evaluation import RUN_FILES
+
+        for name in RUN_FILES:
+            (Path(output) / name).unlink(missing_ok=True)
+    summary = run_eval(cfg, output, progress=progress, log=lambda line: console.print(line, markup=False))
+    table = Table("env id", "n", "success [95% CI]", "mean return [95% CI]", "model errors", "env errors",
+                  "turns (max)", "tokens in/out", title=f"{model_name}: {len(ids)} ids x {episodes} episodes")
+    from arl_envs.evaluation import format_interval
+
+    for r in summary["rows"]:
+        table.add_row(r["env_id"], str(r["episodes"]), format_interval(r["success_rate"], r["success_ci"], True),
+                      format_interval(r["mean_return"], r["return_ci"], False), str(r["model_errors"]), str(r["env_errors"]),
+                      f"{r['turns']:.1f} ({r['max_turns'] or '-'})" if r["episodes"] else "-",
+                      f"{r['tokens_in']:.0f}/{r['tokens_out']:.0f}" if r["episodes"] else "-")
+    console.print(table)
+    console.print(
+        f"{summary['played']} episodes played in {summary['wall_s']:.1f} s"
+        + (f", {summary['skipped']} kept from the earlier run" if resumed else "")
+        + f"; wrote {output}/episodes.jsonl, summary.md, episodes.html",
+        markup=False,
+    )
+    if summary["model_errors"]:
+        console.print(f"{summary['model_errors']} episodes ended on a model error (not scored); rerun the same "
+                      "command to retry them", markup=False)
+        raise typer.Exit(1)
+
+
 @app.command("serve-retriever")
 def serve_retriever_cmd(
     host: str = typer.Option("127.0.0.1", help="Interface to bind (0.0.0.0 serves other machines too)."),
@@ -531,7 +596,8 @@ def scoreboard(
     env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
     seeds: Optional[int] = typer.Option(None, min=1, help="Held-out seeds per random/expert row (default 6; quick 2)."),
     lm_seeds: Optional[int] = typer.Option(None, min=1, help="Seeds per language-model row (default 2; quick 1)."),
-    lm: list[str] = typer.Option([], "--lm", help="load_policy spec (default smollm2; quick tiny), repeatable."),
+    lm: list[str] = typer.Option([], "--lm", help="load_policy spec, repeatable (default: none; quick: tiny). "
+                                 "Real-model rows: benchmarks/scoreboard_eval.py (arl-envs eval)."),
     output: str = typer.Option("runs/scoreboard.jsonl", "--output", "-o",
                                help="Rows (JSONL; not a .md name); the table goes beside it with the suffix .md."),
     resume: bool = typer.Option(False, help="Skip rows already in --output."),

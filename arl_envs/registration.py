@@ -218,6 +218,19 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"task": "click-checkboxes"},
         tags=("browser", "slow"),
     ),
+    # --- tool use with a simulated user (tau-bench style) ---
+    EnvSpecRow(
+        "arl/tooluse.retail-v0",
+        "arl_envs.envs.tooluse.env:RetailEnv",
+        "Customer service of an online shop: talk with a simulated user, call 12 order/product tools under a "
+        "policy (authenticate, confirm writes); reward = final database equals the goal; 64 templates.",
+    ),
+    EnvSpecRow(
+        "arl/tooluse.airline-v0",
+        "arl_envs.envs.tooluse.env:AirlineEnv",
+        "Airline customer service: talk with a simulated user, book/cancel/change flights, bags and passengers "
+        "under a policy (cancellation rules, basic economy, confirmations); final-database reward; 66 templates.",
+    ),
     # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",

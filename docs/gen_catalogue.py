@@ -49,6 +49,8 @@ DOMAIN_TITLES = {
     "web": "Web",
     "memory": "Memory",
     "selfplay": "Self-play",
+    "tooluse": "Tool use",
+    "remote": "Remote (a served env)",
     "example": "Example",
 }
 

@@ -2,7 +2,7 @@
 
     from arl_envs.integrations.skyrl_gym_env import register_skyrl_envs
     register_skyrl_envs()                                    # every arl id, same name, in skyrl_gym's registry
-    env = skyrl_gym.make("arl/math.arithmetic-v0", env_config={"env_kwargs": {"difficulty": 2}},
+    env = skyrl_gym.make("arl/math.arithmetic-v1", env_config={"env_kwargs": {"difficulty": 2}},
                          extras={"seed": 3})
     prompt, meta = env.init([])                              # [system: instructions, user: task]
     out = env.step(model_reply)                              # observations [user: next obs], reward, done, metadata

@@ -1,7 +1,7 @@
 """Any arl-envs id as a ``verifiers`` environment (``verifiers.v1``: a Taskset and an Env; ``arl-envs[verifiers]``).
 
 A verifiers plugin module: ``vf-eval``/prime-rl load it by its import path as the taskset id,
-``--env.taskset.id arl_envs.integrations.verifiers_env --env.taskset.env-id arl/math.arithmetic-v0``.
+``--env.taskset.id arl_envs.integrations.verifiers_env --env.taskset.env-id arl/math.arithmetic-v1``.
 
 * :class:`ArlTaskset` yields one task per seed (``first_seed``, ``first_seed + 1``, ...): the prompt is the env's
   task text, the system prompt its instructions, ``info`` the id, kwargs and seed the episode is replayed from.
@@ -26,7 +26,7 @@ from arl_envs.integrations.episode import TurnEpisode, make_env
 
 
 class ArlTasksetConfig(vf.TasksetConfig):
-    env_id: str = "arl/math.arithmetic-v0"
+    env_id: str = "arl/math.arithmetic-v1"
     """The arl-envs id."""
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Constructor kwargs of the env."""

@@ -1,6 +1,6 @@
 """``arl/remote-v0``: a Gymnasium env whose episode runs on an ``arl-envs serve`` server (WebSocket session).
 
-    env = gym.make("arl_envs:arl/remote-v0", url="http://127.0.0.1:8000", env_id="arl/math.arithmetic-v0",
+    env = gym.make("arl_envs:arl/remote-v0", url="http://127.0.0.1:8000", env_id="arl/math.arithmetic-v1",
                    env_kwargs={"difficulty": 2})
 
 It speaks OpenEnv's WebSocket messages (``reset``, ``step``, ``state``, ``close``) plus three of ``arl-envs
@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from arl_envs.core import snapshot
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import (
     ArlError,
@@ -78,6 +79,8 @@ class RemoteEnv(AgentEnv):
     """
 
     contract_proxy = True
+    #: Snapshots replay the action log from the seed into a fresh server session (the served env is deterministic).
+    snapshot_mode = "replay"
 
     def __init__(
         self,
@@ -97,7 +100,7 @@ class RemoteEnv(AgentEnv):
             raise DependencyNotInstalled("arl/remote-v0 needs websockets: pip install 'arl-envs[serve]'") from exc
         if not env_id:
             raise InvalidKwargs("arl/remote-v0 is the client of an `arl-envs serve` server: it needs env_id= (the id "
-                                "the server plays, e.g. 'arl/math.arithmetic-v0') and url=")
+                                "the server plays, e.g. 'arl/math.arithmetic-v1') and url=")
         self.url = url.rstrip("/")
         self.env_id = env_id
         self.env_kwargs = {**(env_kwargs or {}), **kwargs}
@@ -226,6 +229,7 @@ class RemoteEnv(AgentEnv):
         if self._closed:
             raise ResetNeeded("this env was closed; make a new one")
         gym.Env.reset(self, seed=seed)
+        snapshot.record_reset(self, seed, options)
         data: dict[str, Any] = {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "seed": seed}
         if options is not None:
             data["options"] = options

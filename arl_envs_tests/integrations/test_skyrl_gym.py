@@ -28,7 +28,7 @@ def _expert_episode(env_id: str, seed: int, **kwargs) -> tuple[list[str], list[f
             return actions, rewards, infos
 
 
-@pytest.mark.parametrize("env_id", ["arl/math.countdown-v0", "arl/multiagent.tictactoe-v0"])
+@pytest.mark.parametrize("env_id", ["arl/math.countdown-v1", "arl/multiagent.tictactoe-v1"])
 def test_skyrl_make_init_step_matches_in_process(env_id: str) -> None:
     register_skyrl_envs()
     assert env_id in skyrl_gym.envs.registration.registry

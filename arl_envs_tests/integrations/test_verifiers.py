@@ -23,12 +23,12 @@ PLUGIN = "arl-verifiers"
 
 def test_verifiers_loads_the_plugin_and_tasks_come_from_the_env() -> None:
     assert taskset_class(PLUGIN) is ArlTaskset and environment_class(PLUGIN) is ArlVerifiersEnv
-    config = ArlTasksetConfig(id=PLUGIN, env_id="arl/math.arithmetic-v0", env_kwargs={"difficulty": 2},
+    config = ArlTasksetConfig(id=PLUGIN, env_id="arl/math.arithmetic-v1", env_kwargs={"difficulty": 2},
                               first_seed=10, num_tasks=3)
     tasks = list(taskset_class(PLUGIN)(config))
     assert len(tasks) == 3
     for i, task in enumerate(tasks):
-        env = gym.make("arl/math.arithmetic-v0", difficulty=2)
+        env = gym.make("arl/math.arithmetic-v1", difficulty=2)
         _, info = env.reset(seed=10 + i)
         assert task.data.prompt == info["task"] and task.data.system_prompt == info["instructions"]
         assert task.data.info["seed"] == 10 + i and task.data.id == info["task_id"]
@@ -39,9 +39,9 @@ def test_verifiers_loads_the_plugin_and_tasks_come_from_the_env() -> None:
 def test_reward_parts_are_the_env_reward_parts(server) -> None:
     """What ArlVerifiersEnv.run records on the trace: each part summed over the episode, total = the return."""
     for url in (None, server.url):
-        episode = TurnEpisode("arl/multiagent.tictactoe-v0", url=url)
+        episode = TurnEpisode("arl/multiagent.tictactoe-v1", url=url)
         episode.start(seed=3)
-        local = gym.make("arl/multiagent.tictactoe-v0")
+        local = gym.make("arl/multiagent.tictactoe-v1")
         local.reset(seed=3)
         total, parts = 0.0, {}
         while not episode.done:

@@ -21,10 +21,10 @@ httpx = pytest.importorskip("httpx")
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Light ids (one per domain family that needs no browser, JVM or sandbox) the server tests open.
-LIGHT_IDS = ("arl/example.guess-v0", "arl/math.arithmetic-v0", "arl/multiagent.tictactoe-v0",
-             "arl/embodied.frozenlake-v0", "arl/search.multihop-v0", "arl/memory.bank-v0")
+LIGHT_IDS = ("arl/example.guess-v0", "arl/math.arithmetic-v1", "arl/multiagent.tictactoe-v1",
+             "arl/embodied.frozenlake-v0", "arl/search.multihop-v1", "arl/memory.bank-v1")
 #: One id of each remaining domain: sandboxed code, sandboxed self-play, a browser.
-HEAVY_IDS = ("arl/code.functions-v0", "arl/selfplay.propose-solve-v0", "arl/web.click-button-v0")
+HEAVY_IDS = ("arl/code.functions-v0", "arl/selfplay.propose-solve-v1", "arl/web.click-button-v0")
 
 
 def free_port() -> int:

@@ -23,4 +23,4 @@ def test_serve_usage_error_is_one_line_and_exit_2(args: list[str], needle: str) 
     result = runner.invoke(app, ["serve", *args])
     assert result.exit_code == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and needle in lines[0] and lines[0].startswith("arl-envs serve: ")
+    assert len(lines) == 1 and needle in lines[0] and lines[0].startswith("Error: ")

@@ -19,7 +19,7 @@ import arl_envs
 from .conftest import start_server, start_thread_server, stop_server
 
 #: (id, an action) of the light envs the 256 sessions are spread over (math, multi-agent, embodied).
-LIGHT = (("arl/math.arithmetic-v0", "\\boxed{0}"), ("arl/multiagent.tictactoe-v0", "[4]"),
+LIGHT = (("arl/math.arithmetic-v1", "\\boxed{0}"), ("arl/multiagent.tictactoe-v1", "[4]"),
          ("arl/embodied.frozenlake-v0", "right"))
 
 
@@ -111,11 +111,11 @@ def _bwrap_descendants() -> list[psutil.Process]:
 
 @pytest.mark.slow
 def test_sandbox_sessions_are_reaped_and_never_block_the_loop() -> None:
-    """arl/math.tool-v0 runs model code in a bubblewrap sandbox: a long sandboxed step in one session does not hold
+    """arl/math.tool-v1 runs model code in a bubblewrap sandbox: a long sandboxed step in one session does not hold
     up /health or another session, and closing sessions leaves no sandbox behind: after the first session (which
     starts the process-wide sandbox spawners, kept by design) no process is added by later open/close cycles."""
-    srv = start_thread_server(env_patterns=["arl/math.tool-v0"], max_sessions=16)
-    env = gym.make("arl/math.tool-v0")
+    srv = start_thread_server(env_patterns=["arl/math.tool-v1"], max_sessions=16)
+    env = gym.make("arl/math.tool-v1")
     env.reset(seed=0)
     slow = env.unwrapped.render_call("python", {"code": "import time; time.sleep(4); print('done')"})
     quick = env.unwrapped.render_call("python", {"code": "print(6 * 7)"})

@@ -68,7 +68,7 @@ def test_mcp_sessionless_protocol_passes_session_id(server) -> None:
 
     async def main() -> None:
         async with Client(f"{server.url}/mcp") as client:  # mode="auto": the newest protocol, no MCP session
-            first = await client.call_tool("reset_env", {"env_id": "arl/math.arithmetic-v0", "seed": 0})
+            first = await client.call_tool("reset_env", {"env_id": "arl/math.arithmetic-v1", "seed": 0})
             sid = first.structured_content["session_id"]
             result = await client.call_tool("answer", {"answer": "12345", "session_id": sid})
             assert not result.is_error, result.content

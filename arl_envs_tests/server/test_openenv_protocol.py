@@ -45,14 +45,14 @@ def test_sync_client_plays_an_episode_like_in_process(server) -> None:
 def test_async_client_per_session_ids_and_kwargs(server) -> None:
     async def main() -> list[str]:
         async with GenericEnvClient(base_url=server.url) as a, GenericEnvClient(base_url=server.url) as b:
-            ra = await a.reset(env_id="arl/math.arithmetic-v0", env_kwargs={"difficulty": 5}, seed=0)
-            rb = await b.reset(env_id="arl/multiagent.tictactoe-v0", seed=0)
+            ra = await a.reset(env_id="arl/math.arithmetic-v1", env_kwargs={"difficulty": 5}, seed=0)
+            rb = await b.reset(env_id="arl/multiagent.tictactoe-v1", seed=0)
             rb2 = await b.step({"text": "not a move"})
             assert rb2.observation["info"]["action_error"]  # a malformed action is an observation, not an error
             return [ra.observation["info"]["task_id"], rb.observation["env_id"]]
 
     task_id, env_id = asyncio.run(main())
-    assert "-d5-" in task_id and env_id == "arl/multiagent.tictactoe-v0"
+    assert "-d5-" in task_id and env_id == "arl/multiagent.tictactoe-v1"
 
 
 def test_base_url_per_id_needs_no_reset_arguments(server) -> None:

@@ -15,6 +15,11 @@ Agents (rows per env id):
 Seeds are the held-out seeds of the GRPO baseline (``EVAL_SEED_OFFSET + i``, never drawn for training).
 Episodes that end on ``info["env_error"]`` (infrastructure failure) are left out of the statistics and counted.
 
+On the ids of :data:`PASS_K_PREFIXES` the reference agents play every seed's task :data:`PASS_K_TRIALS` times
+(the agent reseeded each time) and the row reports pass^k for k = 1..trials (tau-bench's reliability metric: the
+chance that k trials of the same task all succeed, ``mean over tasks of C(c, k) / C(n, k)`` with ``c`` successes in
+``n`` trials; :func:`pass_hat_k`).
+
 Intervals (95%): success rate by the Wilson score interval (E. B. Wilson, 1927, "Probable inference, the law of
 succession, and statistical inference", JASA 22:209); mean return by Student's t (``mean ± t_{0.975, n-1} s/√n``).
 """
@@ -33,11 +38,10 @@ import gymnasium as gym
 import arl_envs
 from arl_envs.agents import make_agent, run_episode
 from arl_envs.core.errors import ArlError
+from arl_envs.stats import T_975, Z_95, mean_interval, wilson_interval  # noqa: F401  (re-exported)
 
 #: First held-out seed (the GRPO baseline's evaluation offset: no training seed reaches it).
 HELD_OUT_SEED_BASE = 1_000_000_000
-#: z of a two-sided 95% normal interval.
-Z_95 = 1.959963984540054
 #: Seeds per (env, agent) of the full board for the reference agents, and for the language models.
 FULL_SEEDS, FULL_LM_SEEDS = 6, 2
 #: Language-model budget of the full board: tokens per turn, turns per episode (a TimeLimit over the env's own).
@@ -46,9 +50,9 @@ FULL_MAX_NEW_TOKENS, FULL_MAX_TURNS = 32, 2
 QUICK_SEEDS, QUICK_LM_SEEDS, QUICK_MAX_NEW_TOKENS, QUICK_MAX_TURNS = 2, 1, 4, 1
 #: Tokens kept free per later turn for the observation when sizing the decoder's context.
 OBS_TOKEN_BUDGET = 512
-#: Two-sided 95% Student-t quantiles ``t_{0.975, df}`` for df = 1..30 (standard t table); beyond 30 the normal z.
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+#: Ids whose rows report pass^k over repeated trials of each task, and the trials per task.
+PASS_K_PREFIXES, PASS_K_TRIALS = ("arl/tooluse.",), 4
+
 #: Longest context a language-model row uses (prompts beyond it are cut: those episodes count as failures).
 MAX_CONTEXT_TOKENS = 8192
 
@@ -58,28 +62,13 @@ def held_out_seeds(n: int) -> list[int]:
     return [HELD_OUT_SEED_BASE + i for i in range(n)]
 
 
-def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (Wilson 1927); ``(0, 1)`` when ``n == 0``."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+def pass_hat_k(trials: list[list[bool]], k: int) -> float:
+    """pass^k: the mean over tasks of ``C(c, k) / C(n, k)`` (``c`` successes in ``n >= k`` trials of the task).
 
-
-def mean_interval(values: list[float]) -> tuple[float, float, float]:
-    """``(mean, low, high)``: Student-t 95% interval of the mean (zero width for n < 2 or no spread)."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    mean = sum(values) / n
-    if n < 2:
-        return mean, mean, mean
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = (T_975[n - 2] if n - 1 <= len(T_975) else Z_95) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+    Tasks with fewer than ``k`` trials are left out; NaN when none is left.
+    """
+    values = [math.comb(sum(t), k) / math.comb(len(t), k) for t in trials if len(t) >= k]
+    return sum(values) / len(values) if values else float("nan")
 
 
 @dataclass
@@ -96,6 +85,7 @@ class Cell:
         seconds: Wall time of the row (s), env and agent together.
         env_kwargs: Non-default env kwargs (GRPO rows: those it was trained with).
         note: Why the row is empty (env unavailable here), or caps that applied.
+        task_trials: Successes of the repeated trials, per task (ids of :data:`PASS_K_PREFIXES`), else empty.
     """
 
     env_id: str
@@ -107,6 +97,7 @@ class Cell:
     seconds: float = 0.0
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    task_trials: list[list[bool]] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -124,6 +115,8 @@ class Cell:
             "success_ci": wilson_interval(k, self.n),
             "mean_return": mean,
             "return_ci": (lo, hi),
+            "pass_k": {k: pass_hat_k(self.task_trials, k) for k in range(1, 1 + max(map(len, self.task_trials),
+                                                                                      default=0))},
         }
 
 
@@ -145,14 +138,20 @@ def score_reference(env_id: str, agent: str, seeds: list[int], env_kwargs: dict[
         cell.note = f"unavailable: {exc}"
         return cell
     try:
+        trials = PASS_K_TRIALS if env_id.startswith(PASS_K_PREFIXES) else 1
         for seed in seeds:
-            ep = run_episode(env, make_agent(agent, env, seed=seed), seed=seed)
-            cell.seeds.append(seed)
-            if ep.infos[-1].get("env_error") is not None:
-                cell.env_errors += 1
-                continue
-            cell.successes.append(ep.success)
-            cell.returns.append(ep.total_reward)
+            outcomes = []
+            for trial in range(trials):  # the same task (reset seed), the agent reseeded per trial
+                ep = run_episode(env, make_agent(agent, env, seed=seed + trial * 7919), seed=seed)
+                cell.seeds.append(seed)
+                if ep.infos[-1].get("env_error") is not None:
+                    cell.env_errors += 1
+                    continue
+                cell.successes.append(ep.success)
+                cell.returns.append(ep.total_reward)
+                outcomes.append(ep.success)
+            if trials > 1:
+                cell.task_trials.append(outcomes)
     finally:
         env.close()
     cell.seconds = time.perf_counter() - start
@@ -343,17 +342,20 @@ def _fmt_interval(value: float, ci: tuple[float, float], pct: bool) -> str:
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """A Markdown table of :meth:`Cell.summary` rows (env id, agent, n, success [95% CI], return [95% CI], note)."""
+    """A Markdown table of :meth:`Cell.summary` rows (env id, agent, n, success [95% CI], return [95% CI],
+    pass^k for k = 1..trials where the row has repeated trials, note)."""
     lines = [
-        "| env id | agent | n | success [95% CI] | mean return [95% CI] | env errors | s | note |",
-        "|---|---|---:|---|---|---:|---:|---|",
+        "| env id | agent | n | success [95% CI] | mean return [95% CI] | pass^k (k=1,2,..) | env errors | s | note |",
+        "|---|---|---:|---|---|---|---:|---:|---|",
     ]
     for r in rows:
         kwargs = f" ({', '.join(f'{k}={v}' for k, v in r['env_kwargs'].items())})" if r.get("env_kwargs") else ""
         lines.append(
             f"| `{r['env_id']}`{kwargs} | {r['agent']} | {r['episodes']} | "
             f"{_fmt_interval(r['success_rate'], r['success_ci'], True)} | "
-            f"{_fmt_interval(r['mean_return'], r['return_ci'], False)} | {r['env_errors']} | {r['seconds']:.0f} | "
+            f"{_fmt_interval(r['mean_return'], r['return_ci'], False)} | "
+            f"{' / '.join(f'{v:.2f}' for v in r.get('pass_k', {}).values()) or '-'} | {r['env_errors']} | "
+            f"{r['seconds']:.0f} | "
             f"{r['note'][:80].replace('|', '/')} |"
         )
     return "\n".join(lines)
@@ -436,8 +438,10 @@ def run_and_write(
     """Run the board, saving each row to the JSONL file ``out`` as it finishes, and write the table to ``out`` with
     ``.md`` (:func:`table_path`; the two never share a path).
 
-    Defaults: the full board (:data:`FULL_SEEDS`, :data:`FULL_LM_SEEDS` seeds, ``smollm2``, 32 tokens x 2 turns), or
-    with ``quick`` the CI size (:data:`QUICK_SEEDS`, :data:`QUICK_LM_SEEDS`, ``tiny``, 4 tokens x 1 turn).
+    Defaults: the full board (:data:`FULL_SEEDS` seeds, random and expert; language models through ``lms`` (32
+    tokens x 2 turns) or, with each id's own turn budget, through ``arl-envs eval`` runs imported with
+    :func:`merge_eval_rows`), or with ``quick`` the CI size (:data:`QUICK_SEEDS`, :data:`QUICK_LM_SEEDS`, ``tiny``,
+    4 tokens x 1 turn).
 
     Args:
         out: JSONL file of rows (:meth:`Cell.summary` per line).
@@ -460,7 +464,7 @@ def run_and_write(
 
     seeds = seeds or (QUICK_SEEDS if quick else FULL_SEEDS)
     lm_seeds = lm_seeds or (QUICK_LM_SEEDS if quick else FULL_LM_SEEDS)
-    lms = lms or (["tiny"] if quick else ["smollm2"])
+    lms = lms if lms is not None else (["tiny"] if quick else [])  # full board: SmolLM2 comes from `arl-envs eval`
     max_new_tokens = max_new_tokens or (QUICK_MAX_NEW_TOKENS if quick else FULL_MAX_NEW_TOKENS)
     max_turns = max_turns or (QUICK_MAX_TURNS if quick else FULL_MAX_TURNS)
     path = Path(out)
@@ -491,4 +495,53 @@ def run_and_write(
     )
     md = header + markdown_table(rows) + "\n"
     table_path(path).write_text(md)
+    return rows, md
+
+
+def cells_from_eval(run_dir: str | Path, label: str | None = None) -> list[Cell]:
+    """Scoreboard rows from an ``arl-envs eval`` run directory (its ``summary.json``), one per env id.
+
+    The agent label is ``eval:<model name>`` unless ``label`` is given; the note states the budgets (the id's own turn
+    budget, the tokens per reply), the first-prompt token count (the server's tokenizer), the replies cut at the
+    token budget, and the episodes that ended on a model error (not scored, like env errors).
+    """
+    summary = json.loads((Path(run_dir) / "summary.json").read_text())
+    cfg = summary["config"]
+    label = label or f"eval:{cfg['model_name']}"
+    cells = []
+    for row in summary["rows"]:
+        note = (f"<= {row['max_turns']} turns x {cfg['max_tokens']} tok; prompt {row['first_prompt_tokens']} tok; "
+                f"{row['cut_replies']} cut")
+        if row["model_errors"]:
+            note += f"; {row['model_errors']} model errors"
+        if row.get("context_exceeded"):
+            note += f"; {row['context_exceeded']} ctx full"
+        cells.append(Cell(row["env_id"], label, seeds=list(row["seeds"]), successes=list(row["successes"]),
+                          returns=list(row["returns"]), env_errors=int(row["env_errors"]),
+                          seconds=float(row.get("seconds") or 0.0),
+                          env_kwargs=dict(cfg.get("env_kwargs") or {}), note=note))
+    return cells
+
+
+def merge_eval_rows(board: str | Path, run_dir: str | Path, drop_agents: Iterable[str] = (),
+                    header: str = "") -> tuple[list[dict[str, Any]], str]:
+    """Put the rows of an ``arl-envs eval`` run into a board's JSONL file and rewrite its Markdown table.
+
+    Ids the run did not reach (no episode line) get no row. For the ids it did reach, rows of the same agent label and
+    of every agent in ``drop_agents`` (rows this one replaces) are removed first; other ids keep theirs.
+
+    Returns:
+        ``(rows, markdown)`` as :func:`run_and_write`; ``header`` goes above the table.
+    """
+    path = Path(board)
+    new = [c.summary() for c in cells_from_eval(run_dir) if c.seeds or c.env_errors or "model errors" in c.note]
+    labels = {r["agent"] for r in new} | set(drop_agents)
+    reached = {r["env_id"] for r in new}
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    rows = [r for r in rows if not (r["env_id"] in reached and r["agent"] in labels)] + new
+    order = {"random": 0, "expert": 1}
+    rows.sort(key=lambda r: (r["env_id"], order.get(r["agent"], 2), r["agent"]))
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    md = header + markdown_table(rows) + "\n"
+    path.with_suffix(".md").write_text(md)
     return rows, md
