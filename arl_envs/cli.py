@@ -42,7 +42,7 @@ class _OneLineErrors(TyperGroup):
             see = f" (see {ctx.command_path} --help)" if ctx is not None and isinstance(exc, _cx.UsageError) else ""
             typer.echo(f"Error: {where}{' '.join(exc.format_message().split())}{see}", err=True)
             sys.exit(exc.exit_code)
-        except (_cx.Abort, typer.Abort):
+        except (getattr(_cx, "Abort", typer.Abort), typer.Abort):
             typer.echo("Aborted!", err=True)
             sys.exit(1)
         # standalone_mode=False returns the exit code of a typer.Exit, else the command's return value (None)
