@@ -19,7 +19,8 @@ the same step (no episode was in progress, so none is cut). Other actors' sub-en
 :meth:`RayVectorEnv.episode_counters` and :meth:`RayVectorEnv.worker_counters` let a test prove that no episode or
 step is lost or applied twice.
 
-Shared retriever (``shared_retriever=True``, search ids): one :class:`RetrieverService` actor per node, pinned with
+Shared retriever (``shared_retriever=True``, search ids; :mod:`arl_envs.ray_retriever`): one
+:class:`~arl_envs.ray_retriever.RetrieverService` actor per node, pinned with
 ``NodeAffinitySchedulingStrategy``, runs the suite's Search-R1 HTTP server (:mod:`arl_envs.envs.search.server`) on
 that node's loopback; every search env on the node uses it as ``retriever="remote"``. The index is built once per
 node instead of once per env. Services are started on the nodes alive at construction and, before each replacement
@@ -53,13 +54,18 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from arl_envs.core.errors import ArlError, DependencyNotInstalled
+from arl_envs.ray_retriever import (  # noqa: F401 - RetrieverService, DEFAULT_RETRIEVER_CPUS: public names kept here
+    DEFAULT_RETRIEVER_CPUS,
+    RetrieverService,
+    node_retriever_url,
+    shared_retriever_config,
+    start_node_services,
+)
 
 #: The install step named when Ray is missing.
 RAY_INSTALL_HINT = "pip install 'arl-envs[ray]'"
 #: CPUs reserved per env actor unless ``actor_options`` says otherwise (Ray's scheduling unit).
 DEFAULT_ACTOR_CPUS = 1.0
-#: CPUs reserved per node for the shared retriever actor (its HTTP threads mostly wait on sockets).
-DEFAULT_RETRIEVER_CPUS = 0.0
 #: Replacements of one actor slot before the vector env gives up and raises :class:`ActorRestartsExhausted`.
 DEFAULT_MAX_RESTARTS = 8
 #: Seconds :meth:`RayVectorEnv.close` waits for actors to close their envs before killing them.
@@ -81,11 +87,6 @@ TRANSPORTS = ("ray", "socket")
 _WORKER_CALLS = frozenset({"reset", "step", "step_same", "call", "set_attr", "counters", "close", "spaces"})
 #: The packed ``close`` call: after answering it, :meth:`EnvWorker.serve` returns.
 _CLOSE_MESSAGE = pickle.dumps(("close", ()), protocol=pickle.HIGHEST_PROTOCOL)
-#: Entry points of the search envs a shared retriever can serve.
-_SEARCH_ENTRY_POINTS = {
-    "arl_envs.envs.search.env:SearchMultihopEnv": "multihop",
-    "arl_envs.envs.search.env:SearchQAEnv": "qa",
-}
 
 
 class ActorRestartsExhausted(ArlError):
@@ -124,7 +125,7 @@ class EnvWorker:
         kwargs = dict(env_kwargs)
         self.retriever_url: str | None = None
         if retriever_name is not None:
-            self.retriever_url = _node_retriever_url(retriever_name)
+            self.retriever_url = node_retriever_url(retriever_name)
             if self.retriever_url is not None:
                 kwargs.update(retriever="remote", retriever_url=self.retriever_url)
         self.envs = [gym.make(env_id, **kwargs) for _ in range(n_envs)]
@@ -302,85 +303,6 @@ class EnvWorker:
                     return served
         finally:
             conn.close()
-
-
-class RetrieverService:
-    """One Search-R1 retrieval server (:class:`~arl_envs.envs.search.server.RetrievalServer`) per node, as a Ray actor.
-
-    Args:
-        config: Keyword arguments of :func:`~arl_envs.envs.search.server.build_server_retriever`
-            (``corpus_path`` or ``n_articles``/``world_seed``, and ``retriever``).
-        host: Interface to bind; the default (loopback) serves the envs of this node only.
-    """
-
-    def __init__(self, config: dict[str, Any], host: str = "127.0.0.1"):
-        from arl_envs.envs.search.server import RetrievalServer, build_server_retriever
-
-        self.server = RetrievalServer(build_server_retriever(**config), host=host, port=0).start()
-
-    def url(self) -> str:
-        """The server's base URL, e.g. ``http://127.0.0.1:40123``."""
-        return self.server.url
-
-    def health(self) -> dict[str, Any]:
-        """The server's ``/health`` body (documents served, corpus hash)."""
-        return self.server.health()
-
-    def close(self) -> None:
-        """Stop serving."""
-        self.server.stop()
-
-
-def _service_name(family: str, node_id: str) -> str:
-    return f"{family}:{node_id}"
-
-
-def _node_retriever_url(family: str) -> str | None:
-    """The URL of this node's :class:`RetrieverService` of ``family``, or None if the node has none."""
-    ray = import_ray()
-    node_id = ray.get_runtime_context().get_node_id()
-    try:
-        service = ray.get_actor(_service_name(family, node_id))
-    except ValueError:
-        return None
-    return ray.get(service.url.remote())
-
-
-def shared_retriever_config(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """What a node's shared retriever must serve so a search env sees the same documents as its own index.
-
-    Args:
-        env_id: A search id (``arl/search.multihop-v1`` or ``arl/search.qa-v1``).
-        env_kwargs: The envs' constructor kwargs (merged over the registered defaults here).
-
-    Returns:
-        Keyword arguments of :func:`~arl_envs.envs.search.server.build_server_retriever`.
-
-    Raises:
-        ValueError: Not a search id, or the envs already use ``retriever="remote"``.
-    """
-    spec = gym.spec(env_id)
-    kind = _SEARCH_ENTRY_POINTS.get(str(spec.entry_point))
-    if kind is None:
-        raise ValueError(f"shared_retriever=True needs a search id ({sorted(_SEARCH_ENTRY_POINTS.values())}), "
-                         f"got {env_id!r}")
-    kwargs = {**spec.kwargs, **env_kwargs}
-    retriever = kwargs.get("retriever", "bm25")
-    if retriever == "remote":
-        raise ValueError("the envs already use retriever='remote' (their own server); drop shared_retriever")
-    if kind == "multihop":
-        from arl_envs.envs.search.world import DEFAULT_N_ARTICLES
-
-        return {"retriever": retriever, "n_articles": int(kwargs.get("n_articles", DEFAULT_N_ARTICLES)),
-                "world_seed": int(kwargs.get("world_seed", 0))}
-    corpus_path = kwargs.get("corpus_path")
-    if corpus_path is None and kwargs.get("qa_path") is None:
-        from arl_envs.envs.search.env import SAMPLE_CORPUS_PATH
-
-        corpus_path = str(SAMPLE_CORPUS_PATH)
-    if corpus_path is None:
-        raise ValueError("shared_retriever=True with qa_path needs corpus_path (a path present on every node)")
-    return {"retriever": retriever, "corpus_path": str(corpus_path)}
 
 
 # ----------------------------------------------------------------------------------------------- driver
@@ -575,26 +497,11 @@ class RayVectorEnv(gym.vector.VectorEnv):
             self.env_id, len(self._slices[k]), self.env_kwargs, self._retriever_name)
 
     def _start_retrievers(self, config: dict[str, Any], options: dict[str, Any] | None) -> None:
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        ray = self._ray
         digest = hashlib.sha1(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
         self._retriever_name = f"arl-retriever-{digest}"
         self._retriever_config, self._retriever_options = config, options
-        service = ray.remote(RetrieverService)
-        opts = {"num_cpus": DEFAULT_RETRIEVER_CPUS, **(options or {})}
-        new = []
-        for node in ray.nodes():
-            if (not node.get("Alive") or node.get("Resources", {}).get("CPU", 0) <= 0
-                    or node["NodeID"] in self._retriever_nodes):
-                continue
-            new.append(service.options(
-                name=_service_name(self._retriever_name, node["NodeID"]), get_if_exists=True,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False), **opts,
-            ).remote(config))
-            self._retriever_nodes.add(node["NodeID"])
-        self._retrievers.extend(new)
-        ray.get([r.url.remote() for r in new])  # built and listening before any env asks
+        self._retrievers.extend(start_node_services(
+            self._ray, self._retriever_name, config, options, self._retriever_nodes))
 
     def _open_links(self, ks: Sequence[int]) -> None:
         """Connect to the step sockets of actors ``ks`` (``transport="socket"``); see :meth:`EnvWorker.serve`.

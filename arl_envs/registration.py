@@ -322,7 +322,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"site": "shop", "family": "webshop"},
         tags=("browser", "slow"),
     ),
-    # --- example: the env to copy; README "Add an environment" ---
+    # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",
         "arl_envs.server.remote:RemoteEnv",

@@ -52,6 +52,8 @@ def test_wheel_top_level_packages(wheel: Path) -> None:
         names = set(zf.namelist())
     assert "arl_baselines/grpo/config.py" in names and "arl_envs/core/env.py" in names
     assert "arl_envs/CONTRACT.md" in names  # the contract docstrings cite ships with the package
+    # the web envs' page helper, loaded with importlib.resources (arl_envs/envs/web/axtree.py)
+    assert {"arl_envs/envs/web/js/snapshot.js", "arl_envs/envs/web/js/episode.js"} <= names
     assert "arl_baselines/grpo/data/demo_sft.pt" in names  # the SFT checkpoint `arl-envs demo` starts from
     # the SFT phases of the tiny defaults that `arl-envs train` warm-starts from (SHIPPED_SFT_CHECKPOINTS)
     for name in ("arithmetic_sft.pt", "countdown_sft.pt", "code_sft.pt"):

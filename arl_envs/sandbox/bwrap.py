@@ -17,7 +17,8 @@ How one run is contained (each is a test in ``arl_envs_tests/sandbox/test_securi
   ``nr_inodes=`` (:func:`~arl_envs.sandbox.policy.workdir_inodes`), since empty files cost kernel memory that
   ``size=`` does not count. bwrap's own ``/tmp`` and ``/dev/shm`` take no inode option: without a memory cgroup,
   their inodes (and xattrs) are bounded only by the run's wall time, freed when the run ends (a session's ``/tmp``
-  lives as long as its interpreter); README "Known limits" has the measured sizes. As root, ``/etc`` and ``/work`` are
+  lives as long as its interpreter); the docs site's "Sandbox and security" page ("Known limits") has the
+  measured sizes. As root, ``/etc`` and ``/work`` are
   tmpfs mounts of their own and bwrap's options reach it through ``--args FD``, so nothing inside
   (``/proc/self/mountinfo``, ``/proc/1/cmdline`` of a session's reaper) names a host path or the host pid.
 * **Work directory**: ``/work`` is a per-sandbox (per-episode) tmpfs of ``workdir_mb`` MiB mounted on the host

@@ -286,7 +286,7 @@ def create_app(server: ArlServer | None = None, host: str = "127.0.0.1", **kwarg
     @app.get("/metadata")
     async def metadata() -> Response:
         return _json(EnvironmentMetadata(
-            name="arl-envs", version="0.1.0", documentation_url="README.md#serve-an-env",
+            name="arl-envs", version="0.1.0", documentation_url="docs/serving.md",
             description=f"{len(server.env_ids)} arl-envs ids; choose one per session with reset(env_id=..., "
             "env_kwargs=...).",
         ).model_dump())

@@ -2,7 +2,7 @@
 
 Each case must be contained and come back within its limit (plus a small allowance for killing and reaping
 the tree). Outcomes and times are collected; ``ARL_SECURITY_TABLE=path pytest ...`` writes them as the markdown
-table of the README's security section.
+table of the docs site's security page (docs/sandbox.md).
 """
 
 from __future__ import annotations

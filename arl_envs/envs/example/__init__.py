@@ -1,1 +1,1 @@
-"""Example envs: small, complete envs to copy when adding one (see README, "Add an environment")."""
+"""Example envs: small, complete envs to copy when adding one (see the docs site, "Add an environment")."""

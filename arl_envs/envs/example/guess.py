@@ -1,6 +1,7 @@
 """EXAMPLE env (``arl/example.guess-v0``): a complete arl-envs environment in about 50 lines, to copy.
 
-Walked through in the README, section "Add an environment"; the contract it implements is ``arl_envs/CONTRACT.md``.
+Walked through on the docs site, page "Add an environment" (``docs/intros/add-env.md``); the contract it
+implements is ``arl_envs/CONTRACT.md``.
 """
 
 from __future__ import annotations

@@ -258,9 +258,9 @@ def test_script_popup_is_observed_without_waiting_for_a_navigation(monkeypatch):
     of about:blank (its ``beforeunload`` had fired) must not make every snapshot of the popup wait for a navigation
     that never comes (it stalled each such step by NAVIGATION_WAIT_S). With that wait longer than the step timeout,
     a stale flag is a hung step (env_error); a form submitted inside the popup is still followed to its next page."""
-    import arl_envs.envs.web.env as web_env
+    import arl_envs.envs.web.session as web_session
 
-    monkeypatch.setattr(web_env, "NAVIGATION_WAIT_S", 1000.0)
+    monkeypatch.setattr(web_session, "NAVIGATION_WAIT_S", 1000.0)
     files = {
         "index.html": page('<button id="wo">open</button>',
                            "document.getElementById('wo').onclick = () => { window.open('tab.html'); };"

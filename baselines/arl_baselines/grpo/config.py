@@ -375,7 +375,7 @@ def _field_adapters() -> dict[str, pydantic.TypeAdapter]:
 
 #: A small learning recipe on ``arl/math.arithmetic`` difficulty 1, integer kind (for ``train``/``sft_vs_grpo``
 #: with a tiny model): SFT on expert trajectories, then GRPO at a small learning rate. The CI learning test
-#: (tiny-S, ~90 s on 2 CPU cores; README, GRPO section) and ``benchmarks/grpo_cpu.py`` use it.
+#: (tiny-S, ~90 s on 2 CPU cores; docs site, Training page) and ``benchmarks/grpo_cpu.py`` use it.
 ARITHMETIC_LEARNING_RECIPE: dict[str, Any] = {
     "env_kwargs": {"difficulty": 1, "kinds": ["integer"]},
     "sft_steps": 800,
