@@ -6,6 +6,7 @@ Run ``arl-envs --help`` for the commands and ``arl-envs COMMAND --help`` for the
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,8 @@ from typer.core import TyperGroup
 
 #: Click's exception classes as this typer uses them (the ``click`` package, or the copy newer typers vendor).
 _cx = sys.modules[typer.BadParameter.__module__]
+#: What click raises on Ctrl-C / EOF: ``typer.Abort`` (newer typers' vendored click has no ``Abort`` of its own).
+_ABORTS = tuple({typer.Abort, getattr(_cx, "Abort", typer.Abort)})
 
 
 class _OneLineErrors(TyperGroup):
@@ -42,7 +45,7 @@ class _OneLineErrors(TyperGroup):
             see = f" (see {ctx.command_path} --help)" if ctx is not None and isinstance(exc, _cx.UsageError) else ""
             typer.echo(f"Error: {where}{' '.join(exc.format_message().split())}{see}", err=True)
             sys.exit(exc.exit_code)
-        except (getattr(_cx, "Abort", typer.Abort), typer.Abort):
+        except _ABORTS:
             typer.echo("Aborted!", err=True)
             sys.exit(1)
         # standalone_mode=False returns the exit code of a typer.Exit, else the command's return value (None)
@@ -100,11 +103,14 @@ def _check_ids(env_ids: list[str], param_hint: str = "ENV_IDS") -> None:
 
 
 def _check_output_file(path: Optional[str], param_hint: str) -> None:
-    """Raise a usage error when ``path`` cannot be written as a file: it is a directory (or another non-file), or
-    its nearest existing ancestor is not a directory."""
+    """Raise a usage error when ``path`` cannot be written as a file: it is a directory (or another non-file), a
+    dangling symlink, its nearest existing ancestor is not a directory, or it cannot be written (``os.access``:
+    no permission, a read-only file system; or below ``/proc`` or ``/sys``). Checks only: nothing is created."""
     if not path:
         return
     p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise typer.BadParameter(f"{path} is a dangling symlink", param_hint=param_hint)
     if p.exists() and not p.is_file():
         raise typer.BadParameter(f"{path} exists and is not a file", param_hint=param_hint)
     parent = p.absolute().parent
@@ -112,6 +118,18 @@ def _check_output_file(path: Optional[str], param_hint: str) -> None:
         parent = parent.parent
     if not parent.is_dir():
         raise typer.BadParameter(f"{path} would be below the file {parent}", param_hint=param_hint)
+    if p.exists():
+        probe_ok = os.access(p, os.W_OK)
+    else:  # the nearest existing directory must take a new entry (the command creates the missing ones)
+        probe_ok = os.access(parent, os.W_OK | os.X_OK) and not _on_pseudo_fs(parent)
+    if not probe_ok:
+        raise typer.BadParameter(f"{path} cannot be written", param_hint=param_hint)
+
+
+def _on_pseudo_fs(path: Path) -> bool:
+    """Whether ``path`` is on a kernel pseudo file system (``/proc``, ``/sys``) where no file can be created."""
+    resolved = path.resolve()
+    return any(resolved == Path(root) or Path(root) in resolved.parents for root in ("/proc", "/sys"))
 
 
 @app.command("list")

@@ -110,6 +110,14 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve", ["serve", "--port", "70000"], "--port"),
     ("serve", ["serve", "--workers", "0"], "--workers"),
     ("serve", ["serve", "--env", "arl/nothing-matches.*"], "arl/nothing-matches"),
+    # Output paths that cannot be written: checked before anything runs (they played every episode, then raised
+    # a FileNotFoundError traceback through a broken Abort handler, losing the episodes).
+    ("play", ["play", ID, "--agent", "expert", "--episodes", "1", "--record", "/proc/self/eps.jsonl"],
+     "cannot be written"),
+    ("play", ["play", ID, "--agent", "expert", "--episodes", "1", "--record", "/sys/eps.jsonl"], "cannot be written"),
+    ("play", ["play", ID, "--agent", "expert", "--episodes", "1", "--record", "{dangling}"], "dangling symlink"),
+    ("view", ["view", "{eps}", "-o", "{dangling}"], "dangling symlink"),
+    ("view", ["view", "{eps}", "-o", "/proc/self/new/eps.html"], "cannot be written"),
 ]
 NEEDS_TORCH = {"train", "scoreboard"}
 
@@ -160,3 +168,28 @@ def test_usage_error_of_the_installed_entry_point_is_one_stderr_line() -> None:
     assert out.returncode == 2 and out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and "--episodes" in out.stderr
 
+
+
+
+@pytest.mark.parametrize(("raised", "code", "last_line"), [("typer.Abort()", 1, "Aborted!"),
+                                                           ("RuntimeError('boom')", 1, "RuntimeError: boom")])
+def test_abort_is_one_line_and_other_errors_keep_their_own_traceback(raised: str, code: int, last_line: str) -> None:
+    """An Abort (click's prompts on EOF/Ctrl-C) prints "Aborted!", exit 1. The handler named an exception class this
+    typer's vendored click does not have, so an Abort, or any exception that reached it, ended in an unrelated
+    AttributeError traceback."""
+    import subprocess
+    import sys
+
+    script = (
+        "import typer\n"
+        "from arl_envs import cli\n"
+        "@cli.app.command('fail-now')\n"
+        "def _fail() -> None:\n"
+        f"    raise {raised}\n"
+        "cli.main()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, "fail-now"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "_TYPER_STANDARD_TRACEBACK": "1", "NO_COLOR": "1"})
+    assert out.returncode == code, out.stderr
+    assert "AttributeError" not in out.stderr, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == last_line, out.stderr

@@ -289,7 +289,9 @@ class MemoryBankEnv(AgentEnv):
         ``noop()``), minus the still-true facts that operations destroyed, also per event (so padding a reply
         with ``noop()`` does not dilute the loss). An entry holds a fact only when it names one person of
         the cast and, of that attribute, only the value (or two values, the later one held: "moved from X to Y"),
-        so entries naming several people or several values earn nothing. ``format`` (weight 0.1):
+        so entries naming several people or several values earn nothing; and the bank holds a fact only when no
+        entry holds another value of that person's attribute (candidate values spread over entries earn nothing).
+        ``format`` (weight 0.1):
         raw -1 per malformed reply or a call of the wrong phase.
     Episode end:
         Terminated after the last question (success: every answer exact) or after more than
@@ -483,15 +485,23 @@ class MemoryBankEnv(AgentEnv):
         def holds(text: str, person: str, value: str) -> bool:
             return _holds(text, person, value, cast)
 
+        def bank_holds(texts: list[str], person: str, value: str) -> bool:
+            # The bank as a whole: an entry holds the fact and none holds another value of that attribute for that
+            # person (one candidate value per entry, spread over entries, is a hedge, not a memory of the fact).
+            if not any(holds(t, person, value) for t in texts):
+                return False
+            rivals = next((spec[0] for spec in ATTRIBUTES.values() if value in spec[0]), ())
+            return not any(holds(t, person, v) for v in rivals if v != value for t in texts)
+
         handled = 0
         for ev in events:
             if ev.kind == "introduce":
-                ok = any(holds(t, ev.person, ev.value or "") for t in after_texts) and any(
+                ok = bank_holds(after_texts, ev.person, ev.value or "") and any(
                     c.name in ("add", "update") and holds(str(c.arguments.get("text", "")), ev.person, ev.value or "")
                     for c in calls
                 )
             elif ev.kind == "change":
-                ok = any(holds(t, ev.person, ev.value or "") for t in after_texts) and not any(
+                ok = bank_holds(after_texts, ev.person, ev.value or "") and not any(
                     holds(t, ev.person, ev.old or "") and not holds(t, ev.person, ev.value or "") for t in after_texts
                 )
             else:
@@ -503,7 +513,7 @@ class MemoryBankEnv(AgentEnv):
         live = self._live_facts(self.session - 1)
         lost = sum(
             1 for (p, a), v in live.items() if (p, a) not in touched and v is not None
-            and any(holds(e.text, p, v) for e in before) and not any(holds(t, p, v) for t in after_texts)
+            and bank_holds([e.text for e in before], p, v) and not bank_holds(after_texts, p, v)
         )
         # Per event, not per call: padding a reply with noop() calls must not dilute the loss.
         return max(0.0, (handled - lost) / len(events))

@@ -27,6 +27,10 @@ MIN_INDUCTION_INPUTS = 4
 MAX_INPUTS = 10
 #: Set in every sandboxed run: Python's str hashing (and so set iteration order) is the same in every process.
 FIXED_HASH_ENV = {"PYTHONHASHSEED": "0"}
+#: ``PYTHONHASHSEED`` of the second proposal run and of the re-run: drawn per episode from 1..this, so an ``f``
+#: whose output depends on str hashing (the order of a set of strings) differs between runs and is refused: with
+#: one seed for every run, it passed every check and then gave an answer no solver can work out (a guess).
+MAX_HASH_SEED = 4_294_967_295
 #: Longest literal accepted, characters (programs: :data:`arl_envs.envs.selfplay.purity.MAX_PROGRAM_CHARS`).
 MAX_LITERAL_CHARS = 1_000
 #: Raw ``format`` part of an invalid proposal (AZR: -1 for programs that error, are non-deterministic or time out).
@@ -115,7 +119,8 @@ class ProposeSolveEnv(AgentEnv):
 
     Description:
         Turn 1, proposer: write ``f`` and a list of inputs for this episode's task type. The sandbox runs ``f`` on
-        every input twice (time-limited, with ``PYTHONHASHSEED=0``; no imports beyond pure-computation modules, no
+        every input twice (time-limited, with ``PYTHONHASHSEED=0``, then with another seed, so an output that
+        depends on str hashing, e.g. a set of strings' order, counts as non-deterministic; no imports beyond pure-computation modules, no
         I/O builtins); an error,
         a timeout, different outputs across the two runs, or an output that is not a Python literal makes the
         proposal invalid (episode over). Then the solver gets ``k`` attempts at the task (the same prompt each
@@ -269,11 +274,18 @@ class ProposeSolveEnv(AgentEnv):
         return self._solve(str(call.arguments["answer"]))
 
     # ----------------------------------------------------------------- proposer
-    def _run(self, program: str, inputs_repr: str) -> Any:
+    def _run(self, program: str, inputs_repr: str, hash_seed: int = 0) -> Any:
+        """Run ``f`` on the inputs in a fresh work directory, with ``PYTHONHASHSEED=hash_seed``."""
         script = f"{program}\n\n__inputs = {inputs_repr}\nprint(repr([f(__x) for __x in __inputs]))\n"
         # A fresh work directory per run: a file written by one run must not change the next one's output.
         self._sandbox.reset()
-        return self._sandbox.run(code=script)
+        if hash_seed == 0:
+            return self._sandbox.run(code=script)
+        python = self._sandbox.python
+        return self._sandbox.run(["env", f"PYTHONHASHSEED={hash_seed}", python, ".arl_f.py"], files={".arl_f.py": script})
+
+    def _other_hash_seed(self) -> int:
+        return int(self.np_random.integers(1, MAX_HASH_SEED, endpoint=True))
 
     def _propose(self, program: str, inputs_text: str) -> Transition:
         reason = check_program(program)
@@ -284,14 +296,15 @@ class ProposeSolveEnv(AgentEnv):
             reason = f"induction needs at least {MIN_INDUCTION_INPUTS} distinct inputs"
         outputs: list[Any] = []
         if reason is None:
-            runs = [self._run(program, repr(inputs)) for _ in range(2)]
+            runs = [self._run(program, repr(inputs)), self._run(program, repr(inputs), self._other_hash_seed())]
             for r in runs:
                 if r.sandbox_error is not None:
                     return Transition("The sandbox failed; this episode is not scored.", env_error=r.sandbox_error)
             if not runs[0].ok:
                 reason = f"running f failed ({runs[0].describe()}): {runs[0].stderr.strip()[-500:]}"
             elif runs[0].stdout != runs[1].stdout:
-                reason = "f is not deterministic: two runs gave different outputs"
+                reason = ("f is not deterministic: two runs gave different outputs (they use different str hash "
+                          "seeds, so f's output may not depend on the order of a set of strings)")
             else:
                 ok, outputs = parse_literal(runs[0].stdout)
                 if not ok or not isinstance(outputs, list) or len(outputs) != len(inputs):
@@ -384,7 +397,7 @@ class ProposeSolveEnv(AgentEnv):
         """
         p = self.proposal
         assert p is not None
-        res = self._run(p.program, "[" + ", ".join(p.input_reprs) + "]")
+        res = self._run(p.program, "[" + ", ".join(p.input_reprs) + "]", self._other_hash_seed())
         if res.sandbox_error is not None:
             return res.sandbox_error
         same = res.ok and res.stdout == p.stdout

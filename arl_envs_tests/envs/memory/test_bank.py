@@ -249,3 +249,34 @@ def test_single_person_change_phrasing_is_credited() -> None:
                 env.step(u.expert_action())
     finally:
         env.close()
+
+
+def _spread(ev, values: list[str]) -> list[str]:
+    # Each entry names one person and one value: unambiguous on its own, a hedge only as a whole.
+    return [f"{ev.person}: {v}" for v in values]
+
+
+def _both_orders(ev, values: list[str]) -> list[str]:
+    # Two values per entry, once in each order: whichever is true comes last in one of them.
+    a, b = values[:2]
+    return [f"{ev.person}: {a}, {b}", f"{ev.person}: {b}, {a}"]
+
+
+@pytest.mark.parametrize("shape", [_spread, _both_orders])
+def test_candidate_values_spread_over_entries_earn_no_progress(shape) -> None:
+    """The bank holds a fact only when no entry holds another value of that person's attribute: candidate values
+    spread over several entries (4 of 10 per fact earned 50-67% of the expert's progress) record nothing."""
+    env = gym.make(ENV_ID, max_entries=64)
+    u = env.unwrapped
+    try:
+        for seed in range(4):
+            env.reset(seed=seed)
+            events = u.scenario.sessions[0][1]
+            entries = []
+            for ev in events:  # the true value and a wrong one (the hedge's best case: it always contains the truth)
+                wrong = next(v for v in bank_mod.ATTRIBUTES[ev.attribute][0] if v != ev.value)
+                entries += shape(ev, [wrong, ev.value or ""])
+            _, _, _, _, info = env.step("\n".join(f"add({e!r})" for e in entries[: bank_mod.MAX_OPS_PER_TURN]))
+            assert info["bank_errors"] == [] and info["reward_components"]["progress"] == 0.0, (seed, info)
+    finally:
+        env.close()

@@ -90,17 +90,43 @@ def test_abduction_accepts_any_input_with_that_output() -> None:
 
 def test_set_order_cannot_make_a_proposal_a_coin_flip() -> None:
     # str hashing is randomised per process: list({...}) of strings passed the double run now and then, and
-    # then the solver's correct input was judged right or wrong at random (propose reward from noise).
+    # then the solver's correct input was judged right or wrong at random (propose reward from noise). The runs
+    # now use different fixed seeds, so such a program is refused every time (see the battery below).
     env = gym.make(ENV_ID, task_types=["abduction"], k=3)
     try:
         env.reset(seed=0)
         program = "def f(x):\n    return list({'ab', 'cd', 'ef', 'gh', 'ij', 'kl', 'mn', 'op'})"
-        _, _, term, _, info = _propose(env, program, "[1]")
+        _, r, term, _, info = _propose(env, program, "[1]")
+        assert term and r == -1.0 and info["proposal_valid"] is False and "hash" in info["proposal_error"]
+    finally:
+        env.close()
+
+
+#: Programs whose output depends on the order of a set of strings (str hashing), written several ways. With one
+#: hash seed for every run they passed both determinism checks every time, and their answer was one only the
+#: executor could know: a solver guessed, and the proposer earned learnability (1 - solve rate) from the guess.
+HASH_ORDER_PROGRAMS = [
+    "def f(x):\n    return [w for w in {'ant', 'bee', 'cat', 'dog', 'eel', 'fox', 'gnu', 'hen'}][0] + str(x)",
+    "def f(x):\n    return ''.join(set('abcdefghij')) * x",
+    "def f(x):\n    return tuple(frozenset(['p', 'q', 'r', 's', 't', 'u', 'v', 'w'])).index('q') + x",
+    "def f(x):\n    s = {str(i) for i in range(x, x + 9)}\n    return [s.pop() for _ in range(3)]",
+    "def f(x):\n    return list(dict.fromkeys({'k' + str(i) for i in range(12)}))[x]",
+]
+
+
+@pytest.mark.parametrize("task_type", ["deduction", "abduction"])
+def test_outputs_that_depend_on_str_hashing_are_refused(task_type: str) -> None:
+    env = gym.make(ENV_ID, task_types=[task_type], k=2)
+    try:
+        for seed, program in enumerate(HASH_ORDER_PROGRAMS):
+            env.reset(seed=seed)
+            _, r, term, _, info = _propose(env, program, "[1, 2]")
+            assert term and r == -1.0 and info["proposal_valid"] is False, (program, info)
+            assert "not deterministic" in info["proposal_error"], info["proposal_error"]
+        # Sets whose order does not depend on str hashing stay valid: ints, and sorted strings.
+        env.reset(seed=0)
+        _, _, term, _, info = _propose(env, "def f(x):\n    return sorted({'b', 'a', 'c'}) + list({3, 1, 2})", "[1]")
         assert not term and info["proposal_valid"], info.get("proposal_error")
-        for _ in range(3):
-            _, _, term, _, info = env.step("<answer>1</answer>")
-            assert info["correct"]
-        assert term and info["reward_components"]["propose"] == 0.0
     finally:
         env.close()
 
