@@ -359,7 +359,7 @@ class SweEnv(AgentEnv):
         if len(bad) > MAX_FAILURES_SHOWN:
             lines.append(f"... and {len(bad) - MAX_FAILURES_SHOWN} more failing")
         parts = self._progress(g) if not target else {}
-        return Transition("\n".join(lines), parts, info={"tests_s": round(g.duration_s, 3)})
+        return Transition("\n".join(lines), parts, info={"timing": {"tests_s": round(g.duration_s, 3)}})
 
     def _submit(self) -> Transition:
         inst = self.instance
@@ -377,5 +377,5 @@ class SweEnv(AgentEnv):
         obs = (f"Submitted. FAIL_TO_PASS: {f2p_ok}/{len(f2p)} pass; PASS_TO_PASS: {p2p_ok}/{len(p2p)} pass; "
                f"{verdict} The episode is over.")
         info = {"fail_to_pass": [f2p_ok, len(f2p)], "pass_to_pass": [p2p_ok, len(p2p)], "grade_status": g.status,
-                "tests_s": round(g.duration_s, 3)}
+                "timing": {"tests_s": round(g.duration_s, 3)}}
         return Transition(obs, parts, terminated=True, success=success, info=info)
