@@ -12,6 +12,8 @@ from arl_envs.core.actions import ParseError, find_blocks
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
+from arl_envs.envs.code.apply_patch import PatchError, apply_hunks
+from arl_envs.envs.code.apply_patch import parse as patch_parse
 from arl_envs.envs.code.feedback import SandboxHolder
 from arl_envs.envs.code.repo_env import (
     MAX_CONTENT_CHARS,
@@ -23,9 +25,7 @@ from arl_envs.envs.code.repo_env import (
     apply_patch_in,
 )
 from arl_envs.envs.code.swe import list_instances
-from arl_envs.envs.code.swe.build import mutation_key
 from arl_envs.envs.code.swe.grade import TOOLCHAIN_MOUNT, Grade, grade
-from arl_envs.envs.code.swe.mutate import mutations
 from arl_envs.envs.code.swe.projects import (
     PROJECTS,
     Project,
@@ -93,12 +93,14 @@ def _pristine_files(name: str) -> dict[str, bytes]:
 
 
 @functools.cache
-def _buggy_source(name: str, path: str, key: str) -> str:
-    tree = project_tree(PROJECTS[name])
-    for m in mutations(path, (tree / path).read_text(encoding="utf-8")):
-        if m.path == path and mutation_key(m) == key:
-            return m.source
-    raise TaskLoadError(f"{name}: mutation {key} of {path} not found (project tree changed?)")
+def _buggy_source(name: str, path: str, mutation_patch: str) -> str:
+    """The mutated file: the instance's ``mutation_patch`` applied to the pristine tree's ``path``."""
+    text = _pristine_files(name)[path].decode("utf-8")
+    try:
+        (_, _, hunks), = patch_parse(mutation_patch)
+        return apply_hunks(text, hunks, path)
+    except (PatchError, ValueError) as exc:
+        raise TaskLoadError(f"{name}: the mutation patch does not apply to {path}: {exc}") from None
 
 
 class SweEnv(AgentEnv):
@@ -206,8 +208,7 @@ class SweEnv(AgentEnv):
         self.last_grade = None
         files = dict(_pristine_files(inst["project"]))
         path = inst["mutation_patch"].split("\n", 1)[0][len("--- a/"):].strip()
-        key = inst["instance_id"].rsplit("__", 1)[-1]
-        files[path] = _buggy_source(inst["project"], path, key).encode("utf-8")
+        files[path] = _buggy_source(inst["project"], path, inst["mutation_patch"]).encode("utf-8")
         self._holder.get()
         err = self._holder.new_episode()
         sb = self._holder.get()
@@ -295,8 +296,8 @@ class SweEnv(AgentEnv):
         assert inst is not None
         path = inst["mutation_patch"].split("\n", 1)[0][len("--- a/"):].strip()
         data = self._holder.get().read_file(path, MAX_READ_BYTES)
-        key = inst["instance_id"].rsplit("__", 1)[-1]
-        if data is not None and data.decode("utf-8", "replace") == _buggy_source(inst["project"], path, key):
+        if data is not None and data.decode("utf-8", "replace") == _buggy_source(inst["project"], path,
+                                                                                  inst["mutation_patch"]):
             return self.render_call("apply_patch", {"patch": inst["patch"]})
         return self.render_call("submit", {})
 
