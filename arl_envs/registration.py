@@ -145,6 +145,7 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl/code.swe-v0",
         "arl_envs.envs.code.swe.env:SweEnv",
         "SWE-smith-style: fix a mutation in a real PyPI project (split/project/instance_id); resolved = F2P and P2P pass.",
+        tags=("sandbox", "domain-conformance"),
     ),
     # --- multiagent ---
     EnvSpecRow(

@@ -174,3 +174,17 @@ def test_edits_to_tests_and_injected_config_never_count(hack: str) -> None:
         assert info["pass_to_pass"][0] == info["pass_to_pass"][1]  # the real tests ran
     finally:
         env.close()
+
+
+@pytest.mark.slow
+def test_conformance() -> None:
+    """The conformance suite for this id (tagged domain-conformance: fewer seeds and fuzzed actions, since each
+    submit runs a project's tests)."""
+    from arl_envs.testing import check_conformance
+
+    from arl_envs_tests.envs.code.conftest import skip_unless_backend
+
+    skip_unless_backend("bwrap")
+    report = check_conformance("arl/code.swe-v0", env_kwargs={"project": "inflection"}, expert_seeds=(0, 1),
+                               n_fuzz=40, n_random_episodes=2)
+    assert report.passed, report.summary()
