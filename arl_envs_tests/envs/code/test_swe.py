@@ -85,10 +85,22 @@ def test_cli_unknown_project_is_a_usage_error() -> None:
 
 
 @pytest.mark.slow
-def test_build_validates_instances_for_real(tmp_path) -> None:
-    """Fetches inflection's sdist from PyPI once (cached), then mutates and validates a few candidates."""
+def test_build_validates_instances_for_real(tmp_path, monkeypatch) -> None:
+    """Fetches inflection's sdist and pytest from PyPI once (cached), then runs the baseline and validates a few
+    candidates for real (a fresh build directory: no cached verdict is reused)."""
     from arl_envs.envs.code.swe.build import build_project, write_metadata
+    from arl_envs.envs.code.swe.projects import cache_dir, project_tree, toolchain_dir
 
+    try:
+        tree, toolchain = project_tree(PROJECTS["inflection"]), toolchain_dir()
+    except Exception as exc:  # noqa: BLE001 - no PyPI access on this host
+        pytest.skip(f"cannot fetch the inflection sdist / pytest tool chain from PyPI: {exc}")
+    cache = tmp_path / "cache"
+    (cache / "trees").mkdir(parents=True)
+    (cache / "trees" / tree.name).symlink_to(tree)
+    (cache / toolchain.name).symlink_to(toolchain)
+    monkeypatch.setenv("ARL_ENVS_SWE_CACHE", str(cache))
+    assert cache_dir() == cache
     try:
         res = build_project(PROJECTS["inflection"], 2, max_candidates=6)
     except Exception as exc:  # noqa: BLE001 - no PyPI access on this host
@@ -98,8 +110,9 @@ def test_build_validates_instances_for_real(tmp_path) -> None:
         assert v["FAIL_TO_PASS"] and v["patch"].startswith("--- a/inflection/__init__.py")
         assert "__init__.py" not in v["problem_statement"]
     assert sum(sum(c.values()) for c in res["report"].values()) >= 2
-    write_metadata({"inflection": res}, tmp_path)
-    lines = (tmp_path / "instances.jsonl").read_text().splitlines()
+    assert (cache / "build" / "inflection-0.5.1.jsonl").exists()
+    write_metadata({"inflection": res}, tmp_path / "data")
+    lines = (tmp_path / "data" / "instances.jsonl").read_text().splitlines()
     assert len(lines) == 2
 
 
