@@ -647,6 +647,48 @@ def scoreboard(
     console.print(md, markup=False, highlight=False)
 
 
+swe_app = typer.Typer(help="SWE-smith-style instances on real PyPI projects (arl/code.swe-v0).", no_args_is_help=True)
+app.add_typer(swe_app, name="swe")
+
+
+@swe_app.command("build")
+def swe_build(
+    projects: Optional[list[str]] = typer.Option(None, "--projects", help="Project names (default: all), repeatable."),
+    max_instances: int = typer.Option(40, "--max-instances", help="Validated instances to keep per project."),
+    export: Optional[str] = typer.Option(None, "--export", help="Also write SWE-bench-format JSONL here."),
+) -> None:
+    """Fetch, mutate and validate instances (deterministic, resumable); writes the package's instance metadata."""
+    from rich.progress import Progress
+
+    from arl_envs.core.errors import SandboxUnavailable
+    from arl_envs.envs.code.swe import build as swe_build_mod
+    from arl_envs.envs.code.swe import export_jsonl
+    from arl_envs.envs.code.swe.projects import PROJECTS
+
+    names = projects or list(PROJECTS)
+    unknown = [n for n in names if n not in PROJECTS]
+    if unknown:
+        print(f"error: unknown project(s) {', '.join(unknown)}; known: {', '.join(PROJECTS)}", file=sys.stderr)
+        raise typer.Exit(2)
+    results = {}
+    try:
+        with Progress(console=console) as progress:
+            for name in names:
+                task = progress.add_task(f"{name}: kept 0", total=max_instances)
+
+                def tick(n: str, kept: int, tried: int, task: int = task) -> None:
+                    progress.update(task, completed=kept, description=f"{n}: kept {kept} / tried {tried}")
+
+                results[name] = swe_build_mod.build_project(PROJECTS[name], max_instances, progress=tick)
+                swe_build_mod.write_metadata({name: results[name]})
+    except SandboxUnavailable as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    console.print(swe_build_mod.format_report(results), markup=False, highlight=False)
+    if export:
+        console.print(f"wrote {export_jsonl(export)} instances to {export}", markup=False)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

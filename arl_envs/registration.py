@@ -204,6 +204,12 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "arl_envs.envs.code.repo_env:RepoEnv",
         "Fix an injected bug in a small generated Python repo with bash/read/write/apply_patch; hidden tests on submit.",
     ),
+    EnvSpecRow(
+        "arl/code.swe-v0",
+        "arl_envs.envs.code.swe.env:SweEnv",
+        "SWE-smith-style: fix a mutation in a real PyPI project (split/project/instance_id); resolved = F2P and P2P pass.",
+        tags=("sandbox", "domain-conformance"),
+    ),
     # --- multiagent ---
     EnvSpecRow(
         "arl/multiagent.tictactoe-v1",

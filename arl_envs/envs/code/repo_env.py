@@ -335,15 +335,8 @@ class RepoEnv(AgentEnv):
             return ExecResult(stderr=f"{exc}\n", exit_code=2)
 
     def _apply_patch(self, sb: Any, patch: str) -> Any:
-        """GNU ``patch`` (-p1, else -p0) when the sandbox has it, else the stdlib applier of :mod:`.apply_patch`."""
-        if self._has_patch.get(id(sb)) is None:
-            probe = self._run_shell(sb, "command -v patch >/dev/null")
-            if probe.sandbox_error is not None:
-                return probe
-            self._has_patch = {id(sb): probe.exit_code == 0}
-        if self._has_patch[id(sb)]:
-            return self._run_shell(sb, APPLY_PATCH_SCRIPT, stdin=patch)
-        return self._run_shell(sb, [sb.python, "-I", "-S", "-c", APPLY_PATCH_SOURCE], stdin=patch)
+        """:func:`apply_patch_in` with this env's probe cache."""
+        return apply_patch_in(sb, patch, self._has_patch)
 
     @staticmethod
     def _shell_output(res: Any) -> str:
@@ -472,6 +465,21 @@ class RepoEnv(AgentEnv):
         if not success and hid.import_error:
             obs += "\n" + render_results("Hidden tests", task.hidden, hid).split("\n", 1)[-1][:1500]
         return Transition(obs, parts, terminated=True, success=success, info=info)
+
+
+def apply_patch_in(sb: Any, patch: str, has_patch: dict[int, bool]) -> Any:
+    """Apply a unified diff in ``sb``'s work directory: GNU ``patch`` (-p1, else -p0) when the sandbox has it, else
+    the stdlib applier of :mod:`.apply_patch`. ``has_patch`` caches the probe per sandbox (``{id(sb): bool}``,
+    replaced when the sandbox changes). Returns the ``ExecResult``."""
+    if has_patch.get(id(sb)) is None:
+        probe = RepoEnv._run_shell(sb, "command -v patch >/dev/null")
+        if probe.sandbox_error is not None:
+            return probe
+        has_patch.clear()
+        has_patch[id(sb)] = probe.exit_code == 0
+    if has_patch[id(sb)]:
+        return RepoEnv._run_shell(sb, APPLY_PATCH_SCRIPT, stdin=patch)
+    return RepoEnv._run_shell(sb, [sb.python, "-I", "-S", "-c", APPLY_PATCH_SOURCE], stdin=patch)
 
 
 def _relative(path: str) -> str:
