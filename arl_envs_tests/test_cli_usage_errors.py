@@ -107,6 +107,8 @@ CASES: list[tuple[str, list[str], str]] = [
               "-o", "{new}"], "--episodes"),
     ("eval", ["eval", "--model", "http://127.0.0.1:9/v1", "--model-name", "m", "--env", ID, "--tool-mode", "nope",
               "-o", "{new}"], "nope"),
+    ("swe", ["swe", "nope"], "No such command"),
+    ("swe build", ["swe", "build", "--projects", "no-such-project"], "no-such-project"),
     ("serve", ["serve", "--port", "70000"], "--port"),
     ("serve", ["serve", "--workers", "0"], "--workers"),
     ("serve", ["serve", "--env", "arl/nothing-matches.*"], "arl/nothing-matches"),

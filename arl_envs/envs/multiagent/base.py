@@ -834,7 +834,7 @@ class ParallelSnapshot:
 class TurnParallelEnv(ParallelSnapshot, turn_based_aec_to_parallel_wrapper):
     """PettingZoo's ``turn_based_aec_to_parallel`` of a turn-based text game (only the mover's action is used),
     with two differences: a step without an action for the mover is an invalid move of the mover (an empty reply,
-    as in :class:`~arl_envs.envs.multiagent.openspiel_v0.CycleParallelEnv`; PettingZoo raises a bare
+    as in :class:`~arl_envs.envs.multiagent.cycle_parallel.CycleParallelEnv`; PettingZoo raises a bare
     ``KeyError``), and a step with no game running raises :class:`ResetNeeded` (PettingZoo returns a 4-tuple).
 
     Args:

@@ -21,7 +21,8 @@ from arl_envs.envs.multiagent.base import (
     MoveResult,
     TextGameEnv,
 )
-from arl_envs.envs.multiagent.openspiel_v0 import CycleParallelEnv, MoveText
+from arl_envs.envs.multiagent.base import MoveText
+from arl_envs.envs.multiagent.cycle_parallel import CycleParallelEnv
 
 #: Moves and their (row, column) steps.
 DELTAS: dict[str, tuple[int, int]] = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
@@ -434,7 +435,7 @@ class GridPathParallelEnv(CycleParallelEnv):
     """The simultaneous form of :class:`GridPathEnv`: one ``step(actions)`` is one cycle.
 
     It drives the AEC game (one set of rules, parsing and invalid-move handling) through
-    :class:`~arl_envs.envs.multiagent.openspiel_v0.CycleParallelEnv`: each step feeds every agent that has not yet
+    :class:`~arl_envs.envs.multiagent.cycle_parallel.CycleParallelEnv`: each step feeds every agent that has not yet
     chosen in the current cycle its action, in seat order. An invalid move stops the cycle there
     (``infos[agent]["reason"]`` says why); the next ``step`` continues with that agent's retry, and the actions of
     agents that already chose in this cycle are ignored. Agents that arrive are removed from ``agents``.

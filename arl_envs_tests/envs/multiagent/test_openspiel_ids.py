@@ -16,12 +16,17 @@ NAMES = [row[0] for row in OPENSPIEL_GAMES]
 #: Games whose expert plays seconds per episode (MCTS over long games): their full conformance run is replaced by
 #: the light check below plus one expert game (benchmarks/openspiel_experts.py measures their strength).
 LONG = {"othello", "amazons"}
+#: Games whose expert is OpenSpiel's IS-MCTS: its moves are not reproducible across processes for the same seed
+#: (observed on leduc_poker), and it wins about 90% of matches against random (RESULTS.md), so "the expert solves
+#: seeds 0-4" is a coin flip per seed; everything else of conformance runs on them.
+UNREPRODUCIBLE_EXPERT = {"leduc_poker"}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in LONG])
 def test_conformance(name: str) -> None:
-    report = check_conformance(f"arl/multiagent.{name}-v0", n_fuzz=30)
+    skip = ("expert_solves",) if name in UNREPRODUCIBLE_EXPERT else ()
+    report = check_conformance(f"arl/multiagent.{name}-v0", n_fuzz=30, skip=skip)
     assert report.passed, report.summary()
 
 
