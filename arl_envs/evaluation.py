@@ -182,8 +182,9 @@ def finished(rec: dict[str, Any]) -> bool:
 class _EnvPool:
     """Idle envs per id, made on demand in the worker threads."""
 
-    def __init__(self, kwargs: dict[str, Any], run: Callable[..., Any]):
+    def __init__(self, kwargs: dict[str, Any], run: Callable[..., Any], tools: str = "instructions"):
         self.kwargs = kwargs
+        self.tools = tools  # ChatMessages(tools=): "template" puts the schemas in info["tools"] (OpenAI tool mode)
         self.run = run
         self.idle: dict[str, list[gym.Env]] = {}
         self.all: list[gym.Env] = []
@@ -194,7 +195,7 @@ class _EnvPool:
             return free.pop()
         from arl_envs.wrappers import ChatMessages
 
-        env = await self.run(lambda: ChatMessages(gym.make(env_id, **self.kwargs)))
+        env = await self.run(lambda: ChatMessages(gym.make(env_id, **self.kwargs), tools=self.tools))
         self.all.append(env)
         return env
 
@@ -333,7 +334,7 @@ async def run_eval_async(
     async def run(fn: Callable[[], Any]) -> Any:
         return await loop.run_in_executor(executor, fn)
 
-    pool = _EnvPool(config.env_kwargs_for_mode(), run)
+    pool = _EnvPool(config.env_kwargs_for_mode(), run, tools="template" if config.tool_mode == "openai" else "instructions")
     sem = asyncio.Semaphore(config.concurrency)
     bar = tqdm(total=len(todo), desc="eval episodes", unit="ep", file=sys.stderr, disable=not progress)
     played: list[dict[str, Any]] = []

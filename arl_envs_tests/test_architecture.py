@@ -309,6 +309,7 @@ CLASSES_NOT_YET_SPLIT = {
     "arl_envs/core/env.py:AgentEnv": "the action parsing (parse_action, format hints) into a helper of its own",
     "arl_envs/envs/embodied/household_world.py:World": "the object placement apart from the action rules",
     "arl_envs/envs/multiagent/base.py:TextGameEnv": "the play report and invalid-move bookkeeping",
+    "arl_envs/envs/multiagent/openspiel_v0.py:OpenSpielEnv": "the search and solver experts into their own module",
     "arl_envs/envs/web/session.py:BrowserSession": "the page actions (_perform, _element_action)",
     "arl_envs/ray_vector.py:RayVectorEnv": "actor replacement and the step-socket links",
     "baselines/arl_baselines/grpo/train.py:Trainer": "checkpoints, evaluation and logging",

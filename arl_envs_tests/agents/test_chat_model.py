@@ -135,7 +135,7 @@ def test_act_native_reports_usage(server: LlamaCppServer) -> None:
 def test_openai_tool_calls_become_json_actions(server: LlamaCppServer) -> None:
     """tool_mode="openai": the env's tools go out as OpenAI tools; the server's tool_calls come back as the env's
     <tool_call> JSON action, which the env parses; the next request answers the call with its tool_call_id."""
-    env = ChatMessages(gym.make("arl/example.guess-v0", action_format="json"))
+    env = ChatMessages(gym.make("arl/example.guess-v0", action_format="json"), tools="template")
     obs, info = env.reset(seed=1)
     forced = {"tool_choice": {"type": "function", "function": {"name": info["tools"][0]["function"]["name"]}}}
     agent = ChatModelAgent(server.base_url, "smollm2", max_tokens=48, tool_mode="openai", extra_body=forced)

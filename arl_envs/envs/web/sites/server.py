@@ -80,6 +80,9 @@ class Site:
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         self.restore(conn)
         conn.execute("ATTACH DATABASE ? AS seed", (self.seed_uri,))
+        from arl_envs.envs.web.sites.tasks import forget_changes
+
+        forget_changes(conn)  # a closed connection's cached diff may sit under this one's id()
         return conn
 
     def restore(self, conn: sqlite3.Connection) -> None:
