@@ -206,10 +206,10 @@ class RemoteEnv(AgentEnv):
         return self._instructions
 
     def _reset_task(self, task_id: str | None) -> tuple[str, str]:  # pragma: no cover - reset is overridden
-        raise NotImplementedError
+        raise TypeError("RemoteEnv forwards reset() to the server; the task hooks run in the served env")
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:  # pragma: no cover - step is overridden
-        raise NotImplementedError
+        raise TypeError("RemoteEnv forwards step() to the server; the step hooks run in the served env")
 
     def render_call(self, name: str, arguments: dict[str, Any]) -> str:
         """A tool call in the remote env's action format (rendered by the remote env)."""
