@@ -328,6 +328,14 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"site": "shop", "family": "webshop"},
         tags=("browser", "slow"),
     ),
+    EnvSpecRow(
+        "arl/web.site-tracker-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "GitLab-like issue tracker site (Flask + SQLite, 8 projects, 3,000 issues, merge requests, milestones): 46 "
+        "templates (answer, navigate, change issues/labels/milestones in the DB); kwargs family=, size=.",
+        kwargs={"site": "tracker"},
+        tags=("browser", "slow"),
+    ),
     # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",

@@ -1,7 +1,7 @@
 """``SiteEnv``: a task template of a multi-page site (Flask over SQLite) in the web domain's Chromium.
 
-Ids ``arl/web.site-shop-v0`` (every shop template) and ``arl/web.site-webshop-v0`` (WebShop-style purchases with
-WebShop's partial-credit reward). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
+Ids ``arl/web.site-shop-v0`` (every shop template), ``arl/web.site-webshop-v0`` (WebShop-style purchases with
+WebShop's partial-credit reward) and ``arl/web.site-tracker-v0`` (the GitLab-like tracker). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
 differs is where pages come from and how episodes are scored:
 
 * Pages: every request for ``http://arl.test/site-<site>/...`` is answered by the site's Flask app in-process with
@@ -34,15 +34,30 @@ from arl_envs.envs.web.sites.tasks import FAMILIES, Template, forget_changes
 
 #: Default number of shop products (the ``size`` kwarg).
 DEFAULT_SIZE = 5000
+#: Default ``size`` per site (shop: products; tracker: issues).
+DEFAULT_SIZES = {"shop": DEFAULT_SIZE, "tracker": 3000}
+
+
+def site_templates(site: str) -> list[Template]:
+    """Every template of ``site`` (imported on first use)."""
+    if site == "shop":
+        return SHOP_TEMPLATES
+    if site == "tracker":
+        from arl_envs.envs.web.sites.tracker.tasks import TEMPLATES
+
+        return TEMPLATES
+    raise ValueError(f"unknown site {site!r}; known: {', '.join(DEFAULT_SIZES)}")
 
 
 def templates_for(site: str, family: str) -> list[Template]:
     """The templates of ``site`` in ``family`` (``"all"``: every family but ``webshop``)."""
-    if site != "shop":
-        raise ValueError(f"unknown site {site!r}; known: shop")
+    table = site_templates(site)
     if family == "all":
-        return [t for t in SHOP_TEMPLATES if t.family != "webshop"]
-    return [t for t in SHOP_TEMPLATES if t.family == family]
+        return [t for t in table if t.family != "webshop"]
+    out = [t for t in table if t.family == family]
+    if not out:
+        raise ValueError(f"site {site!r} has no templates of family {family!r}")
+    return out
 
 
 class SiteTask(WebTask):
@@ -70,7 +85,7 @@ class SiteTask(WebTask):
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        by_name = {t.name: t for t in SHOP_TEMPLATES}
+        by_name = {t.name: t for t in site_templates(state["site"].name)}
         self.__dict__.update(state)
         self.templates = [by_name[n] for n in state["templates"]]
         self.db_lock = threading.Lock()
@@ -98,11 +113,13 @@ class SiteEnv(WebEnv):
     """A multi-page website task (see the module docstring); all :class:`WebEnv` kwargs apply.
 
     Arguments:
-        site: ``"shop"``.
+        site: ``"shop"`` or ``"tracker"`` (the GitLab-like issue tracker).
         family: Template family: ``"all"`` (default), ``"info"`` (answer a question), ``"nav"`` (reach a page),
-            ``"change"`` (change the database: cart, orders, reviews, account) or ``"webshop"`` (buy a product by
-            attributes, options and a price bound; WebShop's reward with partial credit).
-        size: Number of products in the shop's database (>= 500; default 5,000).
+            ``"change"`` (change the database: cart, orders, reviews, account; tracker: issues, comments, labels,
+            milestones, merge requests) or ``"webshop"`` (shop only: buy a product by attributes, options and a price
+            bound; WebShop's reward with partial credit).
+        size: Number of products in the shop's database (>= 500; default 5,000); the tracker's number of issues
+            (>= 500; default 3,000).
 
     Rewards:
         ``task``: 1 for the exact goal; for ``family="webshop"`` WebShop's score of the purchased item
@@ -113,9 +130,12 @@ class SiteEnv(WebEnv):
         v0: first version.
     """
 
-    def __init__(self, site: str = "shop", *, family: str = "all", size: int = DEFAULT_SIZE, **kwargs: Any) -> None:
+    def __init__(self, site: str = "shop", *, family: str = "all", size: int | None = None, **kwargs: Any) -> None:
         if family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+        if site not in DEFAULT_SIZES:
+            raise ValueError(f"unknown site {site!r}; known: {', '.join(DEFAULT_SIZES)}")
+        size = DEFAULT_SIZES[site] if size is None else size
         if size < 500:
             raise ValueError(f"size must be >= 500, got {size}")
         self.site_name, self.family, self.size = site, family, int(size)

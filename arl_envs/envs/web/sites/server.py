@@ -38,8 +38,8 @@ class Site:
     """One site (``name``) at one size: the Flask app and the pristine database.
 
     Attributes:
-        name: ``"shop"``.
-        size: Number of products (the site's size kwarg).
+        name: A key of :data:`SITES` (``"shop"``, ``"tracker"``).
+        size: The site's size kwarg (shop: number of products; tracker: number of issues).
         seed_uri: SQLite URI of the shared in-memory pristine database.
         start_s: Seconds the build or load took in this process.
     """
@@ -111,17 +111,34 @@ class Site:
         return int(status.split()[0]), list(resp_headers.items()), data
 
 
+def _shop():
+    from arl_envs.envs.web.sites.shop import app, data
+
+    return (lambda c, n: data.build(c, n_products=n)), app.create_app
+
+
+def _tracker():
+    from arl_envs.envs.web.sites.tracker import app, data
+
+    return (lambda c, n: data.build(c, n_issues=n)), app.create_app
+
+
+#: site name -> () -> (seed-database builder ``(conn, size)``, Flask app factory); imported on first use.
+SITES: dict[str, Callable[[], tuple[Callable[[sqlite3.Connection, int], None], Callable[[], Any]]]] = {
+    "shop": _shop,
+    "tracker": _tracker,
+}
+
+
 def get_site(name: str, size: int) -> Site:
     """This process's :class:`Site` for ``name`` at ``size`` (built or loaded on the first call)."""
     key = (name, int(size))
     with _LOCK:
         site = _SITES.get(key)
         if site is None:
-            if name != "shop":
-                raise ValueError(f"unknown site {name!r}; known: shop")
-            from arl_envs.envs.web.sites.shop import app, data
-
-            site = _SITES[key] = Site(name, int(size), lambda c, n: data.build(c, n_products=n), app.create_app)
+            if name not in SITES:
+                raise ValueError(f"unknown site {name!r}; known: {', '.join(SITES)}")
+            site = _SITES[key] = Site(name, int(size), *SITES[name]())
         return site
 
 
