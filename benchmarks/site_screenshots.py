@@ -1,50 +1,69 @@
-"""Screenshots of the shop site's main pages (headless Chromium), taken along expert episodes.
+"""Screenshots of an offline site's pages (headless Chromium), taken along expert episodes.
 
-    python3 benchmarks/site_screenshots.py [--out docs/sites]
+    python3 benchmarks/site_screenshots.py [--site shop|tracker] [--out docs/sites]
 
-Writes ``shop-<page>.png`` for the home, search, product, login, checkout, order and cart pages.
+Writes ``<site>-<page>.png``: for the shop the home, search, product, login, checkout, order and cart pages; for the
+tracker the projects, project, issue list, issue, new issue, merge request list and page, milestones, milestone,
+labels, user, search and sign-in pages.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from arl_envs.envs.web.sites.env import SiteEnv
 
+#: site -> [(family, seed)] of the expert episodes to photograph (the tracker's cover every page kind).
+EPISODES = {"shop": [("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)],
+            "tracker": [("change", s) for s in range(12)] + [("nav", s) for s in range(8)] + [("info", s) for s in range(12)]}
+
 
 def page_kind(url: str) -> str:
     path = urlsplit(url).path.split("/", 2)[-1]
+    if path.startswith("projects/"):
+        parts = path.split("/")[2:]
+        if not parts:
+            return "project"
+        if len(parts) == 1:
+            return parts[0]
+        return {"issues": "issue", "merge_requests": "merge_request", "milestones": "milestone"}[parts[0]] + (
+            "-new" if parts[1] == "new" else "")
+    if path.startswith("users/"):
+        return "user"
     return {"index.html": "home", "": "home"}.get(path, path.split("/")[0])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--site", default="shop", choices=sorted(EPISODES))
     ap.add_argument("--out", default="docs/sites")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     taken: set[str] = set()
-    for family, seed in (("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)):
-        env = SiteEnv("shop", family=family, obs_mode="axtree+screenshot", viewport=(1000, 760))
+
+    def shoot(info) -> None:
+        kind = page_kind(info["url"])
+        if kind not in taken and info.get("screenshot") and re.fullmatch(r"[a-z_-]+", kind):
+            (out / f"{args.site}-{kind}.png").write_bytes(info["screenshot"])
+            taken.add(kind)
+
+    for family, seed in EPISODES[args.site]:
+        env = SiteEnv(args.site, family=family, obs_mode="axtree+screenshot", viewport=(1000, 760))
         try:
             _, info = env.reset(seed=seed)
             for _ in range(30):
-                kind = page_kind(info["url"])
-                if kind not in taken and info.get("screenshot"):
-                    (out / f"shop-{kind}.png").write_bytes(info["screenshot"])
-                    taken.add(kind)
+                shoot(info)
                 _, _, term, trunc, info = env.step(env.expert_action())
                 if term or trunc:
-                    kind = page_kind(info["url"])
-                    if kind not in taken and info.get("screenshot"):
-                        (out / f"shop-{kind}.png").write_bytes(info["screenshot"])
-                        taken.add(kind)
+                    shoot(info)
                     break
         finally:
             env.close()
-    print("wrote", ", ".join(sorted(f"shop-{k}.png" for k in taken)), "to", out)
+    print("wrote", ", ".join(sorted(f"{args.site}-{k}.png" for k in taken)), "to", out)
 
 
 if __name__ == "__main__":

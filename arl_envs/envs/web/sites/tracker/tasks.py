@@ -448,7 +448,7 @@ def create_issue() -> Template:
         g = _project(db, rng)
         g.update(_member(db, rng, g["pid"]))
         title = _fill(rng, BUG_TITLES[int(rng.integers(len(BUG_TITLES)))])
-        while db.execute("SELECT 1 FROM issues WHERE project_id=? AND title=?", (g["pid"], title)).fetchone():
+        while db.execute("SELECT 1 FROM issues WHERE title=?", (title,)).fetchone():  # new on the whole site
             title = _fill(rng, BUG_TITLES[int(rng.integers(len(BUG_TITLES)))])
         lid, label = _pick(db, rng, "SELECT id, name FROM labels WHERE project_id=? ORDER BY id", (g["pid"],))
         a = _member(db, rng, g["pid"])
