@@ -16,9 +16,24 @@ from urllib.parse import urlsplit
 
 from arl_envs.envs.web.sites.env import SiteEnv
 
-#: site -> [(family, seed)] of the expert episodes to photograph (the tracker's cover every page kind).
-EPISODES = {"shop": [("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)],
-            "tracker": [("change", s) for s in range(12)] + [("nav", s) for s in range(8)] + [("info", s) for s in range(12)]}
+#: site -> [(family, seed)] of the expert episodes to photograph (None: one episode per template, which covers
+#: every page kind).
+EPISODES = {"shop": [("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)], "tracker": None}
+
+
+def one_per_template(site: str) -> list[tuple[str, int]]:
+    """(``"all"``, the first seed that draws each template of ``site``)."""
+    import numpy as np
+
+    from arl_envs.envs.web.sites.env import templates_for
+
+    names = [t.name for t in templates_for(site, "all")]
+    seeds: dict[str, int] = {}
+    s = 0
+    while len(seeds) < len(names):
+        seeds.setdefault(names[int(np.random.default_rng(s).integers(len(names)))], s)
+        s += 1
+    return [("all", s) for s in seeds.values()]
 
 
 def page_kind(url: str) -> str:
@@ -51,10 +66,10 @@ def main() -> None:
             (out / f"{args.site}-{kind}.png").write_bytes(info["screenshot"])
             taken.add(kind)
 
-    for family, seed in EPISODES[args.site]:
+    for family, seed in EPISODES[args.site] or one_per_template(args.site):
         env = SiteEnv(args.site, family=family, obs_mode="axtree+screenshot", viewport=(1000, 760))
         try:
-            _, info = env.reset(seed=seed)
+            _, info = env.reset(options={"task_id": str(seed)}) if family == "all" else env.reset(seed=seed)
             for _ in range(30):
                 shoot(info)
                 _, _, term, trunc, info = env.step(env.expert_action())

@@ -71,6 +71,10 @@ COMMENTS = ("I can reproduce this on staging.", "Looks related to last week's ch
             "Is this still happening after the cache change?", "Moved to the next milestone, we ran out of time.")
 MR_TITLES = ("Fix {c} crash when {a}", "Add {f} to the {c}", "Refactor the {c} module", "Speed up the {c}",
              "Document {f} for the {c}", "Handle {t} correctly in the {c}")
+MR_BODIES = ("Implements what the title says and adds regression tests.",
+             "Follow-up to the discussion on the issue; the old code path stays behind a flag for one release.",
+             "Small change, covered by the existing tests. Please check the migration notes.",
+             "Splits the change into three commits so it is easier to review.")
 
 SCHEMA = """
 CREATE TABLE users(id INTEGER PRIMARY KEY, username TEXT UNIQUE, name TEXT, email TEXT UNIQUE, password TEXT);
@@ -197,7 +201,8 @@ def build(conn: sqlite3.Connection, n_issues: int = 3000, seed: int = 0) -> None
             branch = f"{miid}-" + "-".join(title.lower().replace(",", "").split()[:5])
             day = int(miid * 360 / (count // 6 + 1))
             st = ("merged", "merged", "merged", "opened", "opened", "closed")[int(rng.integers(6))]
-            mrs.append((mr_id, pid, miid, title, f"Closes a bug in the {title.split()[-1]} path; includes tests.",
+            body = MR_BODIES[int(rng.integers(len(MR_BODIES)))]
+            mrs.append((mr_id, pid, miid, title, body,
                         devs[int(rng.integers(len(devs)))], devs[int(rng.integers(len(devs)))], branch, "main", st,
                         _date(day)))
             for k in range(int(rng.integers(0, 4))):
