@@ -336,6 +336,14 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"site": "tracker"},
         tags=("browser", "slow"),
     ),
+    EnvSpecRow(
+        "arl/web.site-admin-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "The shop's back office (own staff login; orders, customers, products, stock, monthly reports): 36 templates "
+        "(answer, navigate, change orders/stock/prices/customers in the DB); kwargs family=, size=.",
+        kwargs={"site": "admin"},
+        tags=("browser", "slow"),
+    ),
     # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",

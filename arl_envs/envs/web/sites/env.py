@@ -1,7 +1,8 @@
 """``SiteEnv``: a task template of a multi-page site (Flask over SQLite) in the web domain's Chromium.
 
 Ids ``arl/web.site-shop-v0`` (every shop template), ``arl/web.site-webshop-v0`` (WebShop-style purchases with
-WebShop's partial-credit reward) and ``arl/web.site-tracker-v0`` (the GitLab-like tracker). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
+WebShop's partial-credit reward), ``arl/web.site-tracker-v0`` (the GitLab-like tracker) and ``arl/web.site-admin-v0``
+(the shop's back office). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
 differs is where pages come from and how episodes are scored:
 
 * Pages: every request for ``http://arl.test/site-<site>/...`` is answered by the site's Flask app in-process with
@@ -34,8 +35,8 @@ from arl_envs.envs.web.sites.tasks import FAMILIES, Template, forget_changes
 
 #: Default number of shop products (the ``size`` kwarg).
 DEFAULT_SIZE = 5000
-#: Default ``size`` per site (shop: products; tracker: issues).
-DEFAULT_SIZES = {"shop": DEFAULT_SIZE, "tracker": 3000}
+#: Default ``size`` per site (shop and admin: products; tracker: issues).
+DEFAULT_SIZES = {"shop": DEFAULT_SIZE, "tracker": 3000, "admin": DEFAULT_SIZE}
 
 
 def site_templates(site: str) -> list[Template]:
@@ -46,6 +47,10 @@ def site_templates(site: str) -> list[Template]:
         from arl_envs.envs.web.sites.tracker.tasks import TEMPLATES
 
         return TEMPLATES
+    if site == "admin":
+        from arl_envs.envs.web.sites.admin.tasks import TEMPLATES as ADMIN
+
+        return ADMIN
     raise ValueError(f"unknown site {site!r}; known: {', '.join(DEFAULT_SIZES)}")
 
 
@@ -113,13 +118,14 @@ class SiteEnv(WebEnv):
     """A multi-page website task (see the module docstring); all :class:`WebEnv` kwargs apply.
 
     Arguments:
-        site: ``"shop"`` or ``"tracker"`` (the GitLab-like issue tracker).
+        site: ``"shop"``, ``"tracker"`` (the GitLab-like issue tracker) or ``"admin"`` (the shop's back office,
+            its own staff login).
         family: Template family: ``"all"`` (default), ``"info"`` (answer a question), ``"nav"`` (reach a page),
             ``"change"`` (change the database: cart, orders, reviews, account; tracker: issues, comments, labels,
             milestones, merge requests) or ``"webshop"`` (shop only: buy a product by attributes, options and a price
             bound; WebShop's reward with partial credit).
-        size: Number of products in the shop's database (>= 500; default 5,000); the tracker's number of issues
-            (>= 500; default 3,000).
+        size: Number of products in the shop's (and admin's) database (>= 500; default 5,000); the tracker's number
+            of issues (>= 500; default 3,000).
 
     Rewards:
         ``task``: 1 for the exact goal; for ``family="webshop"`` WebShop's score of the purchased item

@@ -38,8 +38,8 @@ class Site:
     """One site (``name``) at one size: the Flask app and the pristine database.
 
     Attributes:
-        name: A key of :data:`SITES` (``"shop"``, ``"tracker"``).
-        size: The site's size kwarg (shop: number of products; tracker: number of issues).
+        name: A key of :data:`SITES` (``"shop"``, ``"tracker"``, ``"admin"``).
+        size: The site's size kwarg (shop and admin: number of products; tracker: number of issues).
         seed_uri: SQLite URI of the shared in-memory pristine database.
         start_s: Seconds the build or load took in this process.
     """
@@ -123,10 +123,17 @@ def _tracker():
     return (lambda c, n: data.build(c, n_issues=n)), app.create_app
 
 
+def _admin():
+    from arl_envs.envs.web.sites.admin import app, data
+
+    return (lambda c, n: data.build(c, n_products=n)), app.create_app
+
+
 #: site name -> () -> (seed-database builder ``(conn, size)``, Flask app factory); imported on first use.
 SITES: dict[str, Callable[[], tuple[Callable[[sqlite3.Connection, int], None], Callable[[], Any]]]] = {
     "shop": _shop,
     "tracker": _tracker,
+    "admin": _admin,
 }
 
 

@@ -11,7 +11,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from arl_envs.envs.web.sites.tasks import Template, changed_tables, check_answer, check_url, fill_then, path_of
+from arl_envs.envs.web.sites.tasks import (
+    Template,
+    changed_tables,
+    check_answer,
+    check_url,
+    fill_then,
+    path_of,
+    row_inserted_only,
+    row_updated_only,
+)
 from arl_envs.envs.web.sites.tracker.nav import ensure_login, go_list, go_project, go_user, open_item, set_checkbox
 from arl_envs.envs.web.task import ANSWER_OR, act, normalize_answer
 
@@ -74,30 +83,11 @@ def check_items(db, state, goal, answer) -> tuple[float, bool]:
 
 
 def updated_only(db, table: str, rid: int, want: dict[str, Any]) -> bool:
-    """Only row ``rid`` of ``table`` changed in the database, its ``want`` columns hold those values, the rest as
-    seeded."""
-    ch = changed_tables(db, TABLES)
-    if set(ch) != {table}:
-        return False
-    added, removed = ch[table]
-    if len(added) != 1 or len(removed) != 1 or added[0][0] != rid or removed[0][0] != rid:
-        return False
-    cols = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
-    new, old = dict(zip(cols, added[0])), dict(zip(cols, removed[0]))
-    return all(new[k] == v for k, v in want.items()) and all(new[k] == old[k] for k in cols if k not in want)
+    return row_updated_only(db, TABLES, table, rid, want)
 
 
 def inserted_only(db, table: str, want: dict[str, Any], also: tuple[str, ...] = ()) -> tuple | None:
-    """The one new row of ``table`` (``want`` columns equal) when nothing else changed but new rows of ``also``."""
-    ch = changed_tables(db, TABLES)
-    if not set(ch) <= {table, *also} or table not in ch:
-        return None
-    added, removed = ch[table]
-    if len(added) != 1 or removed or any(ch[t][1] for t in also if t in ch):
-        return None
-    cols = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
-    row = dict(zip(cols, added[0]))
-    return added[0] if all(row[k] == v for k, v in want.items()) else None
+    return row_inserted_only(db, TABLES, table, want, also)
 
 
 def _done(ok: bool, answer) -> tuple[float, bool]:
