@@ -1,10 +1,11 @@
 """Screenshots of an offline site's pages (headless Chromium), taken along expert episodes.
 
-    python3 benchmarks/site_screenshots.py [--site shop|tracker] [--out docs/sites]
+    python3 benchmarks/site_screenshots.py [--site shop|tracker|admin] [--out docs/sites]
 
 Writes ``<site>-<page>.png``: for the shop the home, search, product, login, checkout, order and cart pages; for the
 tracker the projects, project, issue list, issue, new issue, merge request list and page, milestones, milestone,
-labels, user, search and sign-in pages.
+labels, user, search and sign-in pages; for the admin the sign-in, dashboard, orders, order, customers, customer,
+products, product and reports pages.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from arl_envs.envs.web.sites.env import SiteEnv
 
 #: site -> [(family, seed)] of the expert episodes to photograph (None: one episode per template, which covers
 #: every page kind).
-EPISODES = {"shop": [("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)], "tracker": None}
+EPISODES = {"shop": [("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)], "tracker": None, "admin": None}
 
 
 def one_per_template(site: str) -> list[tuple[str, int]]:
@@ -48,6 +49,8 @@ def page_kind(url: str) -> str:
             "-new" if parts[1] == "new" else "")
     if path.startswith("users/"):
         return "user"
+    if re.fullmatch(r"(orders|customers|products)/\d+", path):
+        return path.split("/")[0].rstrip("s")
     return {"index.html": "home", "": "home"}.get(path, path.split("/")[0])
 
 

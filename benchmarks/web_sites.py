@@ -1,6 +1,6 @@
 """The offline sites beside a MiniWoB++ task, in ONE run on the same machine.
 
-    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,tracker]
+    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,tracker,admin]
     python3 benchmarks/web_sites.py --every-template [--site tracker]
 
 Measures (printed as markdown for benchmarks/RESULTS.md):
@@ -8,7 +8,7 @@ Measures (printed as markdown for benchmarks/RESULTS.md):
 * per site: building the Flask app and loading the seed database (from the cache file) in a fresh process;
   database restore (SQLite backup API, the part of a reset that makes episodes independent) p50/p99;
 * env ``reset`` and ``step`` p50/p99 (expert actions) of ``arl/web.site-shop-v0``, ``arl/web.site-webshop-v0``,
-  ``arl/web.site-tracker-v0`` and ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes interleaved round-robin so
+  ``arl/web.site-tracker-v0``, ``arl/web.site-admin-v0`` and ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes interleaved round-robin so
   machine load hits all alike;
 * expert and random success per site and template family (info, nav, change, webshop) with the task reward's mean;
 * the observation size (characters and whitespace-separated words) over all observations of the expert episodes.
@@ -97,7 +97,8 @@ def every_template(site: str = "shop") -> None:
 
 
 #: site -> (families, size)
-SITES = {"shop": (["info", "nav", "change", "webshop"], 5000), "tracker": (["info", "nav", "change"], 3000)}
+SITES = {"shop": (["info", "nav", "change", "webshop"], 5000), "tracker": (["info", "nav", "change"], 3000),
+         "admin": (["info", "nav", "change"], 5000)}
 
 
 def main() -> None:
@@ -106,7 +107,7 @@ def main() -> None:
     ap.add_argument("--random-episodes", type=int, default=4, help="random episodes per family")
     ap.add_argument("--every-template", action="store_true", help="only: one expert episode per template of --site")
     ap.add_argument("--site", default="shop", help="the site of --every-template")
-    ap.add_argument("--sites", default="shop,tracker", help="comma-separated sites to measure")
+    ap.add_argument("--sites", default="shop,tracker,admin", help="comma-separated sites to measure")
     args = ap.parse_args()
     if args.every_template:
         every_template(args.site)
