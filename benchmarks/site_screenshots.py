@@ -61,13 +61,17 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    taken: set[str] = set()
+    taken: dict[str, bool] = {}  # page kind -> whether its shot had query parameters
 
     def shoot(info) -> None:
-        kind = page_kind(info["url"])
-        if kind not in taken and info.get("screenshot") and re.fullmatch(r"[a-z_-]+", kind):
+        """The first visit of each page kind, replaced once by a visit with query parameters (a filled report or a
+        filtered list shows more than the empty form)."""
+        kind, query = page_kind(info["url"]), bool(urlsplit(info["url"]).query)
+        if taken.get(kind, False) or (kind in taken and not query):
+            return
+        if info.get("screenshot") and re.fullmatch(r"[a-z_-]+", kind):
             (out / f"{args.site}-{kind}.png").write_bytes(info["screenshot"])
-            taken.add(kind)
+            taken[kind] = query
 
     for family, seed in EPISODES[args.site] or one_per_template(args.site):
         env = SiteEnv(args.site, family=family, obs_mode="axtree+screenshot", viewport=(1000, 760))
