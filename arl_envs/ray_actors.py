@@ -66,7 +66,6 @@ class ActorPool:
         slices: Sub-env indices per actor (actor ``k`` holds ``slices[k]``).
         actor_options: ``ActorClass.options(...)`` of every env actor.
         transport: ``"ray"`` or ``"socket"`` (see :class:`~arl_envs.ray_vector.RayVectorEnv`).
-        max_restarts: Replacements allowed per actor slot before :class:`ActorRestartsExhausted`.
         on_replace: Called with ``k`` each time actor ``k`` is replaced by a new one (before it is reached).
 
     Attributes:
@@ -76,15 +75,13 @@ class ActorPool:
     """
 
     def __init__(self, ray: Any, env_id: str, env_kwargs: dict[str, Any], slices: list[list[int]],
-                 actor_options: dict[str, Any], *, transport: str, max_restarts: int,
-                 on_replace: Callable[[int], None]) -> None:
+                 actor_options: dict[str, Any], *, transport: str, on_replace: Callable[[int], None]) -> None:
         self.ray = ray
         self.env_id = env_id
         self.env_kwargs = env_kwargs
         self.slices = slices
         self.actor_options = actor_options
         self.transport = transport
-        self.max_restarts = max_restarts
         self.on_replace = on_replace
         self.authkey = os.urandom(32)
         self.silenced: set[int] = set()  # actors killed by the step deadline, until their replacement
@@ -158,7 +155,7 @@ class ActorPool:
             with contextlib.suppress(OSError):
                 link.close()
 
-    def replace(self, k: int, cause: BaseException) -> None:
+    def replace(self, k: int, cause: BaseException, max_restarts: int) -> None:
         """Kill what is left of actor ``k`` and start a new one (same arguments); a replacement that dies before
         it answers counts as one more restart.
 
@@ -166,10 +163,10 @@ class ActorPool:
             ActorRestartsExhausted: Slot ``k`` has been replaced ``max_restarts`` times already.
         """
         while True:
-            if self.restarts[k] >= self.max_restarts:
+            if self.restarts[k] >= max_restarts:
                 raise ActorRestartsExhausted(
                     f"env actor {k} (sub-envs {self.slices[k]}) died {self.restarts[k] + 1} times; "
-                    f"max_restarts={self.max_restarts}. Last error: {cause}") from cause
+                    f"max_restarts={max_restarts}. Last error: {cause}") from cause
             self.close_link(k)
             with contextlib.suppress(Exception):  # already gone is fine
                 self.ray.kill(self.actors[k], no_restart=True)

@@ -27,6 +27,7 @@ class ActorRecovery:
     num_envs: int
     autoreset_mode: AutoresetMode
     actor_timeout_s: float | None
+    max_restarts: int
     _env_obs: list[Any]
     _last_info: list[dict[str, Any]]
     _reset_seeds: list[int | None]
@@ -57,14 +58,14 @@ class ActorRecovery:
         """``res`` (actor ``k``'s reset results), or, while it is a dead actor's error, the same reset on a
         replacement actor (bounded by ``max_restarts``)."""
         while isinstance(res, BaseException):
-            self._pool.replace(k, res)
+            self._pool.replace(k, res, self.max_restarts)
             res = self._pool.collect([self._reset_call(k, seeds, options, mask)])[0]
         return res
 
     def _recover_step(self, k: int, exc: BaseException, reset_first: np.ndarray,
                       per_env: list[Any]) -> None:
         """Actor ``k`` died during a step: replace it; its mid-episode sub-envs end with ``env_error``."""
-        self._pool.replace(k, exc)
+        self._pool.replace(k, exc, self.max_restarts)
         why = (f"did not answer within {self.actor_timeout_s:g} s and was killed" if k in self._pool.silenced
                else f"died ({type(exc).__name__})")
         self._pool.silenced.discard(k)

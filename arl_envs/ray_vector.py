@@ -236,7 +236,7 @@ class RayVectorEnv(ActorRecovery, gym.vector.VectorEnv):
         self._actor_of = np.repeat(np.arange(len(self._slices)), [len(s) for s in self._slices])
 
         self._pool = ActorPool(ray, env_id, self.env_kwargs, self._slices, self.actor_options, transport=transport,
-                               max_restarts=max_restarts, on_replace=self._on_actor_replaced)
+                               on_replace=self._on_actor_replaced)
         if shared_retriever:
             from arl_envs.registration import register_all
 
