@@ -298,7 +298,6 @@ FILES_NOT_YET_SPLIT = {
     "arl_envs/envs/code/runner.py": "the harness protocol apart from the process runner",
     "arl_envs/envs/embodied/household_world.py": "the house generator apart from the world's rules",
     "arl_envs/envs/multiagent/base.py": "the parallel-API wrappers and game registry apart from TextGameEnv",
-    "arl_envs/envs/search/world.py": "the fictional-encyclopedia generator apart from the question builder",
     "arl_envs/envs/web/session.py": "the page actions (_perform, _element_action) apart from the browser session",
     "arl_envs/ray_vector.py": "the actor transport (EnvWorker, sockets) apart from RayVectorEnv",
     "baselines/arl_baselines/grpo/train.py": "training loop, checkpoints, argument checks, plots, experiments",
