@@ -56,8 +56,6 @@ Guarantees (each is a test in ``arl_envs_tests/envs/code/test_hack_battery.py``)
 
 from __future__ import annotations
 
-from __future__ import annotations
-
 import base64
 import hashlib
 import hmac
@@ -99,7 +97,6 @@ CHILD_INIT_FAILED = 96
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else "[...]" + text[-(limit - 5):]
-
 
 
 # ----------------------------------------------------------------------------------------------- parent side

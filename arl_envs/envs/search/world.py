@@ -81,7 +81,6 @@ class World:
         return cls(int(data["seed"]), int(data["n_articles"]), docs, questions)
 
 
-
 def generate_world(n_articles: int = DEFAULT_N_ARTICLES, seed: int = 0, n_questions: int = DEFAULT_N_QUESTIONS) -> World:
     """Generate a fictional encyclopedia and multi-hop questions (deterministic in its arguments).
 

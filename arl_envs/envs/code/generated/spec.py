@@ -56,4 +56,3 @@ def dedent_source(text: str) -> str:
 def random_word(rng: random.Random, lo: int = 3, hi: int = 8, alphabet: str = LETTERS) -> str:
     """A random string of ``lo``-``hi`` characters of ``alphabet``."""
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))
-
