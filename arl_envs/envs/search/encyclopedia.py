@@ -109,6 +109,8 @@ _GENRES = {
 
 @dataclass
 class Country:
+    """A country: names, currency, founding year, its cities (indices) and capital."""
+
     idx: int
     name: str
     demonym: str
@@ -125,6 +127,8 @@ class Country:
 
 @dataclass
 class City:
+    """A city: its country (index), population, founding year and trade."""
+
     idx: int
     name: str
     country: int
@@ -139,6 +143,8 @@ class City:
 
 @dataclass
 class Person:
+    """A person: names, life years, birthplace, occupation, and their employer, school, spouse and works."""
+
     idx: int
     given: str
     family: str
@@ -163,6 +169,8 @@ class Person:
 
 @dataclass
 class Org:
+    """An organisation: kind, founding year, headquarters city, founder, acronym."""
+
     idx: int
     name: str
     kind: str
@@ -178,6 +186,8 @@ class Org:
 
 @dataclass
 class Work:
+    """A work (novel, film, album, painting): genre, year, creator, publishing organisation, setting."""
+
     idx: int
     title: str
     kind: str
@@ -241,11 +251,13 @@ def normal_words(text: str) -> str:
 
 
 def with_commas(n: int) -> str:
+    """``1234567`` -> ``"1,234,567"``."""
     return f"{n:,}"
 
 
 class EncyclopediaBuilder:
-    """Builds the entities, then the articles, then the questions."""
+    """Builds the entities (:meth:`build`), then one article each (:meth:`documents`); the questions over them are
+    :class:`~arl_envs.envs.search.questions.QuestionBuilder`'s."""
 
     def __init__(self, n_articles: int, seed: int):
         self.n = n_articles
