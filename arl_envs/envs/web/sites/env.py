@@ -1,7 +1,7 @@
 """``SiteEnv``: a task template of a multi-page site (Flask over SQLite) in the web domain's Chromium.
 
-Ids ``arl/web.site-shop-v0`` (every shop template) and ``arl/web.site-webshop-v0`` (WebShop-style purchases with
-WebShop's partial-credit reward). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
+Ids ``arl/web.site-shop-v0`` (every shop template), ``arl/web.site-webshop-v0`` (WebShop-style purchases with
+WebShop's partial-credit reward) and ``arl/web.site-forum-v0`` (every forum template). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
 differs is where pages come from and how episodes are scored:
 
 * Pages: every request for ``http://arl.test/site-<site>/...`` is answered by the site's Flask app in-process with
@@ -28,7 +28,7 @@ import numpy as np
 from arl_envs.core.env import Transition
 from arl_envs.envs.web.env import WebEnv, _inject_prelude
 from arl_envs.envs.web.task import TASK_ORIGIN, ExpertView, Score, TaskInstance, WebTask, js_value
-from arl_envs.envs.web.sites.server import Site, get_site
+from arl_envs.envs.web.sites.server import SITE_MODULES, Site, get_site
 from arl_envs.envs.web.sites.shop.tasks import TEMPLATES as SHOP_TEMPLATES
 from arl_envs.envs.web.sites.tasks import FAMILIES, Template, forget_changes
 
@@ -36,13 +36,26 @@ from arl_envs.envs.web.sites.tasks import FAMILIES, Template, forget_changes
 DEFAULT_SIZE = 5000
 
 
+def site_templates(site: str) -> list[Template]:
+    """Every template of ``site`` (its table, in order)."""
+    if site == "shop":
+        return SHOP_TEMPLATES
+    if site == "forum":
+        from arl_envs.envs.web.sites.forum.table import TEMPLATES
+
+        return TEMPLATES
+    raise ValueError(f"unknown site {site!r}; known: shop, forum")
+
+
 def templates_for(site: str, family: str) -> list[Template]:
     """The templates of ``site`` in ``family`` (``"all"``: every family but ``webshop``)."""
-    if site != "shop":
-        raise ValueError(f"unknown site {site!r}; known: shop")
+    table = site_templates(site)
     if family == "all":
-        return [t for t in SHOP_TEMPLATES if t.family != "webshop"]
-    return [t for t in SHOP_TEMPLATES if t.family == family]
+        return [t for t in table if t.family != "webshop"]
+    found = [t for t in table if t.family == family]
+    if not found:
+        raise ValueError(f"site {site!r} has no {family!r} templates")
+    return found
 
 
 class SiteTask(WebTask):
@@ -70,7 +83,7 @@ class SiteTask(WebTask):
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        by_name = {t.name: t for t in SHOP_TEMPLATES}
+        by_name = {t.name: t for t in site_templates(state["site"].name)}
         self.__dict__.update(state)
         self.templates = [by_name[n] for n in state["templates"]]
         self.db_lock = threading.Lock()
@@ -98,11 +111,12 @@ class SiteEnv(WebEnv):
     """A multi-page website task (see the module docstring); all :class:`WebEnv` kwargs apply.
 
     Arguments:
-        site: ``"shop"``.
+        site: ``"shop"`` or ``"forum"``.
         family: Template family: ``"all"`` (default), ``"info"`` (answer a question), ``"nav"`` (reach a page),
-            ``"change"`` (change the database: cart, orders, reviews, account) or ``"webshop"`` (buy a product by
-            attributes, options and a price bound; WebShop's reward with partial credit).
-        size: Number of products in the shop's database (>= 500; default 5,000).
+            ``"change"`` (change the database: shop cart, orders, reviews, account; forum posts, comments, votes,
+            subscriptions, profile) or ``"webshop"`` (shop only: buy a product by attributes, options and a price
+            bound; WebShop's reward with partial credit).
+        size: Shop: number of products (default 5,000); forum: number of posts (default 2,000); >= 500.
 
     Rewards:
         ``task``: 1 for the exact goal; for ``family="webshop"`` WebShop's score of the purchased item
@@ -113,7 +127,8 @@ class SiteEnv(WebEnv):
         v0: first version.
     """
 
-    def __init__(self, site: str = "shop", *, family: str = "all", size: int = DEFAULT_SIZE, **kwargs: Any) -> None:
+    def __init__(self, site: str = "shop", *, family: str = "all", size: int | None = None, **kwargs: Any) -> None:
+        size = SITE_MODULES.get(site, DEFAULT_SIZE) if size is None else size
         if family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
         if size < 500:
