@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 from urllib.parse import urljoin, urlsplit
 from http.cookies import SimpleCookie
 
@@ -160,10 +160,8 @@ class SiteEnv(WebEnv):
         try:
             req = route.request
             parts = urlsplit(req.url)
-            mount = "/" + self.task.name
-            if f"{parts.scheme}://{parts.netloc}" != TASK_ORIGIN or not (
-                parts.path == mount or parts.path.startswith(mount + "/")
-            ):
+            backend = self._backend(parts.path) if f"{parts.scheme}://{parts.netloc}" == TASK_ORIGIN else None
+            if backend is None:
                 await route.abort("blockedbyclient")
                 return
             headers = await req.all_headers()
@@ -171,7 +169,7 @@ class SiteEnv(WebEnv):
 
             def serve() -> tuple[int, list[tuple[str, str]], bytes, str]:
                 with self.task.db_lock:
-                    return follow_redirects(self._site, self._db, req.method, req.url, headers, body, mount)
+                    return backend(req.method, req.url, headers, body)
 
             status, resp_headers, data, final_url = await asyncio.to_thread(serve)
             ctype = dict((k.lower(), v) for k, v in resp_headers).get("content-type", "")
@@ -184,6 +182,15 @@ class SiteEnv(WebEnv):
         except Exception:  # the context closed while a request was in flight
             with contextlib.suppress(Exception):
                 await route.abort()
+
+    def _backend(self, path: str) -> Callable[[str, str, dict[str, str], bytes | None], tuple] | None:
+        """What serves a request for ``path`` on the task origin: ``(method, url, headers, body) -> (status,
+        headers, body, final URL)``, or None (blocked). Here: the site's app on this env's database under its mount."""
+        mount = "/" + self.task.name
+        if not (path == mount or path.startswith(mount + "/")):
+            return None
+        return lambda method, url, headers, body: follow_redirects(self._site, self._db, method, url, headers, body,
+                                                                   mount)
 
     def _close(self) -> None:
         try:
