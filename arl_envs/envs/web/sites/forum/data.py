@@ -108,7 +108,7 @@ TITLE_PATTERNS = (
     "Weekly thread: {activity} questions", "Does anyone still use a {adj} {noun}?",
 )
 ADJECTIVES = ("cheap", "second-hand", "compact", "heavy-duty", "vintage", "budget", "premium", "lightweight",
-              "homemade", "old")
+              "homemade", "well-worn")
 OPENERS = (
     "I have been {activity} for about {n} months now.", "Long time reader, first post here.",
     "Quick question for the people who know more than me.", "This has been bugging me all week.",
@@ -164,7 +164,7 @@ CREATE INDEX ix_vu ON votes(user_id);
 
 
 def stamp(minutes: int) -> str:
-    """``YYYY-MM-DD HH:MM`` of ``minutes`` after 2024-01-01 00:00 (30-day months, enough for ordering and display)."""
+    """``YYYY-MM-DD HH:MM`` of ``minutes`` after midnight on January 1st, 2024 (30-day months, enough for ordering and display)."""
     day, rem = divmod(minutes, 24 * 60)
     month, dom = divmod(day, 30)
     return f"2024-{1 + month % 12:02d}-{1 + dom:02d} {rem // 60:02d}:{rem % 60:02d}"

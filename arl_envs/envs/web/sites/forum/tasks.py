@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arl_envs.envs.web.sites.tasks import Template, changed_tables, check_answer, fields, fill_then, path_of, url_params
+from arl_envs.envs.web.sites.tasks import Template, check_answer, fields, fill_then, path_of, url_params
 from arl_envs.envs.web.task import ANSWER_OR, act
 
 #: Tables a forum content-change evaluator diffs against the seed (``sessions`` is bookkeeping).
