@@ -1,8 +1,9 @@
 """``SiteEnv``: a task template of a multi-page site (Flask over SQLite) in the web domain's Chromium.
 
 Ids ``arl/web.site-shop-v0`` (every shop template), ``arl/web.site-webshop-v0`` (WebShop-style purchases with
-WebShop's partial-credit reward) and ``arl/web.site-forum-v0`` (every forum template). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
-differs is where pages come from and how episodes are scored:
+WebShop's partial-credit reward) and ``arl/web.site-forum-v0`` (every forum template); the cross-site id
+``arl/web.site-cross-v0`` is :mod:`arl_envs.envs.web.sites.cross.env`. Observation, actions, experts and reset/step
+behaviour are :class:`WebEnv`'s; what differs is where pages come from and how episodes are scored:
 
 * Pages: every request for ``http://arl.test/site-<site>/...`` is answered by the site's Flask app in-process with
   THIS env's own SQLite database (:mod:`arl_envs.envs.web.sites.server`); other URLs stay blocked.
