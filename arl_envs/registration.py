@@ -328,6 +328,21 @@ ENVS: tuple[EnvSpecRow, ...] = (
         kwargs={"site": "shop", "family": "webshop"},
         tags=("browser", "slow"),
     ),
+    EnvSpecRow(
+        "arl/web.site-forum-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "Multi-page forum site (Flask + SQLite, 12 subforums, 2,000 posts, ~7,000 comments): 38 templates (answer, "
+        "navigate, post/comment/vote/edit in the DB); kwargs family=, size=; DB restored per reset.",
+        kwargs={"site": "forum"},
+        tags=("browser", "slow"),
+    ),
+    EnvSpecRow(
+        "arl/web.site-cross-v0",
+        "arl_envs.envs.web.sites.cross.env:CrossSiteEnv",
+        "Cross-site tasks over the shop and the forum (one browser, two apps, two databases): find something in one "
+        "site, act on it in the other; 12 templates checked in both databases.",
+        tags=("browser", "slow"),
+    ),
     # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",

@@ -1,14 +1,16 @@
 """The offline sites beside a MiniWoB++ task, in ONE run on the same machine.
 
-    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4]
+    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,forum,cross]
+    python3 benchmarks/web_sites.py --every-template [--site forum]
 
 Measures (printed as markdown for benchmarks/RESULTS.md):
 
 * site start: building the Flask app and loading the seed database (from the cache file) in a fresh process;
   database restore (SQLite backup API, the part of a reset that makes episodes independent) p50/p99;
-* env ``reset`` and ``step`` p50/p99 (expert actions) of ``arl/web.site-shop-v0``, ``arl/web.site-webshop-v0`` and
-  ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes interleaved round-robin so machine load hits all alike;
-* expert and random success per template family (info, nav, change, webshop) with the task reward's mean;
+* env ``reset`` and ``step`` p50/p99 (expert actions) of ``arl/web.site-shop-v0``, ``arl/web.site-webshop-v0``,
+  ``arl/web.site-forum-v0``, ``arl/web.site-cross-v0`` and ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes
+  interleaved round-robin so machine load hits all alike;
+* expert and random success per site and template family with the task reward's mean;
 * the observation size (characters and whitespace-separated words) over all observations of the expert episodes.
 
 The random agent picks uniformly among click / fill (a word) / select_option (first option text) / go_back /
@@ -27,6 +29,7 @@ import numpy as np
 
 from arl_envs.envs.web.browser import hold_browser
 from arl_envs.envs.web.miniwob import MiniWoBEnv
+from arl_envs.envs.web.sites.cross.env import CrossSiteEnv
 from arl_envs.envs.web.sites.env import SiteEnv
 from arl_envs.envs.web.sites.server import get_site
 from arl_envs.envs.web.task import act
@@ -72,9 +75,9 @@ def run_episode(env, seed, policy, rng, times, sizes):
     return success, reward_task
 
 
-def every_template() -> None:
-    """One expert episode per template of ``arl/web.site-shop-v0`` (the seed that draws it is searched for)."""
-    env = SiteEnv("shop")
+def every_template(site: str) -> None:
+    """One expert episode per template of ``site`` (the seed that draws it is searched for)."""
+    env = CrossSiteEnv() if site == "cross" else SiteEnv(site)
     names = [t.name for t in env.task.templates]
     seeds: dict[str, int] = {}
     s = 0
@@ -98,28 +101,39 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--episodes", type=int, default=8, help="expert episodes per family")
     ap.add_argument("--random-episodes", type=int, default=4, help="random episodes per family")
-    ap.add_argument("--every-template", action="store_true", help="only: one expert episode per shop template")
+    ap.add_argument("--every-template", action="store_true", help="only: one expert episode per template of --site")
+    ap.add_argument("--site", default="shop", choices=["shop", "forum", "cross"], help="with --every-template")
+    ap.add_argument("--sites", default="shop,forum,cross", help="comma-separated sites to time beside MiniWoB++")
     args = ap.parse_args()
     if args.every_template:
-        every_template()
+        every_template(args.site)
         return
+    sites = args.sites.split(",")
 
-    start = subprocess.run(
-        [sys.executable, "-c", "from arl_envs.envs.web.sites.server import get_site; print(get_site('shop', 5000).start_s)"],
-        capture_output=True, text=True, check=True)
-    site = get_site("shop", 5000)
-    conn = site.connect()
-    restores = []
-    for _ in range(50):
-        t = time.perf_counter()
-        site.restore(conn)
-        restores.append(time.perf_counter() - t)
-    print(f"site start (fresh process, cached seed db): {float(start.stdout.strip()) * 1000:.0f} ms; "
-          f"db restore p50 {pct(restores, 50):.1f} ms, p99 {pct(restores, 99):.1f} ms")
+    for name, size in (("shop", 5000), ("forum", 2000)):
+        if name not in sites and not (name != "cross" and "cross" in sites):
+            continue
+        start = subprocess.run(
+            [sys.executable, "-c", f"from arl_envs.envs.web.sites.server import get_site; "
+                                   f"print(get_site({name!r}, {size}).start_s)"], capture_output=True, text=True, check=True)
+        site = get_site(name, size)
+        conn = site.connect()
+        restores = []
+        for _ in range(50):
+            t = time.perf_counter()
+            site.restore(conn)
+            restores.append(time.perf_counter() - t)
+        print(f"{name}: site start (fresh process, cached seed db): {float(start.stdout.strip()) * 1000:.0f} ms; "
+              f"db restore p50 {pct(restores, 50):.1f} ms, p99 {pct(restores, 99):.1f} ms")
 
-    families = ["info", "nav", "change", "webshop"]
+    families = {"shop": ["info", "nav", "change", "webshop"], "forum": ["info", "nav", "change"],
+                "cross": ["info", "change"]}
     with hold_browser():
-        envs = {f: SiteEnv("shop", family=f) for f in families}
+        envs = {}
+        for site_name in sites:
+            for f in families[site_name]:
+                envs[f"{site_name} {f}"] = (CrossSiteEnv(family=f) if site_name == "cross"
+                                            else SiteEnv(site_name, family=f))
         envs["miniwob"] = MiniWoBEnv(task="click-checkboxes")
         for e in envs.values():  # first reset starts the browser: not timed
             e.reset(seed=999)
@@ -146,7 +160,7 @@ def main() -> None:
         es = sum(s for s, _ in ok[k]) / len(ok[k])
         rs = sum(s for s, _ in rnd[k]) / len(rnd[k])
         rr = sum(r for _, r in rnd[k]) / len(rnd[k])
-        name = "arl/web.miniwob-v0 click-checkboxes" if k == "miniwob" else f"site-shop family={k}"
+        name = "arl/web.miniwob-v0 click-checkboxes" if k == "miniwob" else f"site-{k.split()[0]} family={k.split()[1]}"
         print(f"| {name} | {pct(t['reset'], 50):.0f} ms | {pct(t['reset'], 99):.0f} ms | {pct(t['step'], 50):.0f} ms | "
               f"{pct(t['step'], 99):.0f} ms | {es:.2f} ({len(ok[k])}) | {rs:.2f} ({rr:.2f}, {len(rnd[k])}) |")
     print("\n| observation size (expert episodes) | p10 | p50 | p90 | max |")

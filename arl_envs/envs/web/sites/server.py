@@ -29,6 +29,11 @@ _SITES: dict[tuple[str, int], "Site"] = {}
 _COUNTER = itertools.count()
 
 
+#: Sites by name: each is a package ``arl_envs.envs.web.sites.<name>`` with ``app.create_app()`` and
+#: ``data.build(conn, size)``; the value is the site's default size (shop: products, forum: posts).
+SITE_MODULES = {"shop": 5000, "forum": 2000}
+
+
 def cache_dir() -> Path:
     root = os.environ.get("ARL_ENVS_CACHE")
     return Path(root) / "sites" if root else Path.home() / ".cache" / "arl_envs" / "sites"
@@ -38,8 +43,8 @@ class Site:
     """One site (``name``) at one size: the Flask app and the pristine database.
 
     Attributes:
-        name: ``"shop"``.
-        size: Number of products (the site's size kwarg).
+        name: A key of :data:`SITE_MODULES`.
+        size: The site's size kwarg (shop: products, forum: posts).
         seed_uri: SQLite URI of the shared in-memory pristine database.
         start_s: Seconds the build or load took in this process.
     """
@@ -117,19 +122,21 @@ def get_site(name: str, size: int) -> Site:
     with _LOCK:
         site = _SITES.get(key)
         if site is None:
-            if name != "shop":
-                raise ValueError(f"unknown site {name!r}; known: shop")
-            from arl_envs.envs.web.sites.shop import app, data
+            if name not in SITE_MODULES:
+                raise ValueError(f"unknown site {name!r}; known: {', '.join(SITE_MODULES)}")
+            import importlib
 
-            site = _SITES[key] = Site(name, int(size), lambda c, n: data.build(c, n_products=n), app.create_app)
+            app = importlib.import_module(f"arl_envs.envs.web.sites.{name}.app")
+            data = importlib.import_module(f"arl_envs.envs.web.sites.{name}.data")
+            site = _SITES[key] = Site(name, int(size), data.build, app.create_app)
         return site
 
 
-def serve(name: str = "shop", size: int = 5000, port: int = 0) -> tuple[Any, int]:
+def serve(name: str = "shop", size: int | None = None, port: int = 0) -> tuple[Any, int]:
     """Run the site on ``127.0.0.1`` in a daemon thread (one database for all visitors); returns (server, port)."""
     from werkzeug.serving import make_server
 
-    site = get_site(name, size)
+    site = get_site(name, SITE_MODULES[name] if size is None else size)
     conn = site.connect()
     lock = threading.Lock()
 

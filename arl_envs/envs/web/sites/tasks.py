@@ -62,25 +62,27 @@ def diff(db: sqlite3.Connection, table: str) -> tuple[list[tuple], list[tuple]]:
     return added, removed
 
 
-#: id(connection) -> (connection.total_changes, changed_tables result): the diff is recomputed only after a write.
-_DIFF_CACHE: dict[int, tuple[int, dict[str, tuple[list[tuple], list[tuple]]]]] = {}
+#: id(connection) -> (connection.total_changes, tables, changed_tables result): recomputed only after a write.
+_DIFF_CACHE: dict[int, tuple[int, tuple[str, ...], dict[str, tuple[list[tuple], list[tuple]]]]] = {}
 
 
-def changed_tables(db: sqlite3.Connection) -> dict[str, tuple[list[tuple], list[tuple]]]:
-    """Tables of :data:`TRACKED_TABLES` that differ from the seed: ``{table: (rows added, rows removed)}``.
+def changed_tables(db: sqlite3.Connection, tables: tuple[str, ...] = TRACKED_TABLES
+                   ) -> dict[str, tuple[list[tuple], list[tuple]]]:
+    """Tables of ``tables`` (default: the shop's :data:`TRACKED_TABLES`) that differ from the seed:
+    ``{table: (rows added, rows removed)}``.
 
     Cached per connection until its next write (``total_changes``); :func:`forget_changes` drops the cache when the
     database is restored.
     """
     hit = _DIFF_CACHE.get(id(db))
-    if hit is not None and hit[0] == db.total_changes:
-        return hit[1]
+    if hit is not None and hit[0] == db.total_changes and hit[1] == tables:
+        return hit[2]
     out = {}
-    for t in TRACKED_TABLES:
+    for t in tables:
         a, r = diff(db, t)
         if a or r:
             out[t] = (a, r)
-    _DIFF_CACHE[id(db)] = (db.total_changes, out)
+    _DIFF_CACHE[id(db)] = (db.total_changes, tables, out)
     return out
 
 
