@@ -111,8 +111,8 @@ OPENSPIEL_GAMES: tuple[tuple[str, str, str, int, int, str], ...] = (
     ("amazons", "amazons", "mcts", 100, 1, "Amazons on 6x6: move a queen, shoot an arrow; the last to move wins."),
     ("dots_and_boxes", "dots_and_boxes", "solver", 0, 1, "Dots and boxes on 2x2 boxes: claim boxes (exact solver)."),
     ("nim", "nim", "solver", 0, 1, "Nim with piles 1,3,5,7: the last to take wins (exact solver)."),
-    ("leduc_poker", "leduc_poker", "mcts", 200, 50,
-     "Leduc poker (6 cards, two betting rounds, hidden cards)."),
+    ("leduc_poker", "leduc_poker", "cfr", 0, 50,
+     "Leduc poker (6 cards, two betting rounds, hidden cards; CFR+ expert)."),
     ("y", "y(board_size=7)", "mcts", 200, 1, "Game of Y on a size-7 triangle: connect all three sides."),
 )
 

@@ -119,8 +119,9 @@ class OpenSpielEnv(OpenSpielExperts, TextGameEnv):
         max_invalid_moves: Deprecated alias of ``max_invalid_actions``.
         max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
         expert_simulations: (IS-)MCTS simulations per move of :meth:`expert_move` (default 200).
-        expert: ``"mcts"`` (default: (IS-)MCTS with ``expert_simulations``) or ``"solver"`` (exact minimax; small
-            two-player zero-sum perfect-information games without chance).
+        expert: ``"mcts"`` (default: (IS-)MCTS with ``expert_simulations``), ``"solver"`` (exact minimax; small
+            two-player zero-sum perfect-information games without chance) or ``"cfr"`` (a draw from a CFR+ average
+            policy; small two-player zero-sum games, hidden information and chance allowed).
         mcts_simulations: Simulations per move of the single-agent view's ``"mcts"`` opponent (default 50).
         action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
         render_mode: None, ``"ansi"`` or ``"human"``: OpenSpiel's full state string (hidden information included).
@@ -190,6 +191,8 @@ class OpenSpielEnv(OpenSpielExperts, TextGameEnv):
         if expert == "solver" and not (self.perfect_information and self.zero_sum and self.num_players == 2):
             raise ValueError(f"expert='solver' needs a two-player zero-sum perfect-information game; "
                              f"{self.game_name} is not one")
+        if expert == "cfr" and not (self.zero_sum and self.num_players == 2 and not self.simultaneous):
+            raise ValueError(f"expert='cfr' needs a two-player zero-sum turn-based game; {self.game_name} is not one")
         #: Most moves of one game (OpenSpiel's max_game_length): the single-agent view's turn budget.
         self.max_moves_hint = int(spiel.max_game_length())
         self.title = f"OpenSpiel {self.game_name}"
