@@ -306,7 +306,6 @@ FILES_NOT_YET_SPLIT = {
 }
 #: Classes not yet split (``path:Class``), each with what is to come out of it; same rule as the files.
 CLASSES_NOT_YET_SPLIT = {
-    "arl_envs/core/env.py:AgentEnv": "the action parsing (parse_action, format hints) into a helper of its own",
     "arl_envs/envs/embodied/household_world.py:World": "the object placement apart from the action rules",
     "arl_envs/envs/multiagent/base.py:TextGameEnv": "the play report and invalid-move bookkeeping",
     "arl_envs/envs/multiagent/openspiel_v0.py:OpenSpielEnv": "the search and solver experts into their own module",
