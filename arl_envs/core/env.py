@@ -103,11 +103,11 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     :attr:`native_tags` (a native format of ``<tag>`` blocks, as a table) or :meth:`_parse_native` +
     :meth:`format_call` (default: the json format), :meth:`parse_action` (the whole parse, for an env with its
     own grammar; the work is :func:`~arl_envs.core.actions.parse_tool_calls`), :meth:`_reset_info` and
-    :meth:`_step_info` (env-specific info keys), :meth:`_expert_action`, :meth:`warm_up` and :meth:`_close`. ``reset`` and ``step`` are the base class's
-    alone: a subclass that overrides them (or a private ``_parse``) fails ``check_conformance``. Constructor
-    kwargs are checked against the signatures of ``__init__`` along the class hierarchy (:meth:`check_kwargs`).
-    ``arl_envs/envs/example/guess.py`` is a complete env in about 50 lines; the contract is in
-    ``arl_envs/CONTRACT.md``.
+    :meth:`_step_info` (env-specific info keys), :meth:`_expert_action`, :meth:`warm_up` and :meth:`_close`.
+    ``reset`` and ``step`` are the base class's alone: a subclass that overrides them (or a private ``_parse``)
+    fails ``check_conformance``. Constructor kwargs are checked against the signatures of ``__init__`` along the
+    class hierarchy (:meth:`check_kwargs`). ``arl_envs/envs/example/guess.py`` is a complete env in about 50 lines;
+    the contract is in ``arl_envs/CONTRACT.md``.
 
     Args:
         action_format: ``"native"`` (the domain's own convention) or ``"json"`` (``<tool_call>`` blocks).
