@@ -6,13 +6,12 @@ Two action formats exist (``arl_envs/CONTRACT.md``, section 3):
   A convention of ``<tag>`` blocks and code fences is declared as a :class:`TagTable` of :class:`TagFormat` rows,
   which both parses replies and renders calls; other syntaxes use the helpers here (:func:`boxed_contents`,
   :func:`find_blocks`, :func:`parse_untrusted_python`).
-
-:func:`parse_tool_calls` is the default ``AgentEnv.parse_action`` (length limit, either format, call validation).
 * ``"json"``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, the format of Qwen/Hermes-style chat
   templates. Parsed by :func:`parse_json_tool_calls` with a real JSON decoder, so ``</tool_call>`` *inside* a JSON
   string is data, not a closing tag.
 
 Every failure raises :class:`ParseError` whose message is written for the model to read.
+:func:`parse_tool_calls` is the default ``AgentEnv.parse_action`` (length limit, either format, call validation).
 """
 
 from __future__ import annotations
