@@ -111,8 +111,8 @@ OPENSPIEL_GAMES: tuple[tuple[str, str, str, int, int, str], ...] = (
     ("amazons", "amazons", "mcts", 100, 1, "Amazons on 6x6: move a queen, shoot an arrow; the last to move wins."),
     ("dots_and_boxes", "dots_and_boxes", "solver", 0, 1, "Dots and boxes on 2x2 boxes: claim boxes (exact solver)."),
     ("nim", "nim", "solver", 0, 1, "Nim with piles 1,3,5,7: the last to take wins (exact solver)."),
-    ("leduc_poker", "leduc_poker", "mcts", 200, 50,
-     "Leduc poker (6 cards, two betting rounds, hidden cards)."),
+    ("leduc_poker", "leduc_poker", "cfr", 0, 50,
+     "Leduc poker (6 cards, two betting rounds, hidden cards; CFR+ expert)."),
     ("y", "y(board_size=7)", "mcts", 200, 1, "Game of Y on a size-7 triangle: connect all three sides."),
 )
 
@@ -326,6 +326,21 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "WebShop-style purchase on the shop site: find and buy a product by attributes, options and a price bound; "
         "WebShop's partial-credit reward.",
         kwargs={"site": "shop", "family": "webshop"},
+        tags=("browser", "slow"),
+    ),
+    EnvSpecRow(
+        "arl/web.site-forum-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "Multi-page forum site (Flask + SQLite, 12 subforums, 2,000 posts, ~7,000 comments): 38 templates (answer, "
+        "navigate, post/comment/vote/edit in the DB); kwargs family=, size=; DB restored per reset.",
+        kwargs={"site": "forum"},
+        tags=("browser", "slow"),
+    ),
+    EnvSpecRow(
+        "arl/web.site-cross-v0",
+        "arl_envs.envs.web.sites.cross.env:CrossSiteEnv",
+        "Cross-site tasks over the shop and the forum (one browser, two apps, two databases): find something in one "
+        "site, act on it in the other; 12 templates checked in both databases.",
         tags=("browser", "slow"),
     ),
     EnvSpecRow(

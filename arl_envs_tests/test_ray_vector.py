@@ -174,7 +174,7 @@ def test_search_with_one_shared_retriever_per_node_equals_sync() -> None:
         urls = venv.get_attr("retriever_url")
         assert len(set(urls)) == 1 and urls[0].startswith("http://127.0.0.1:"), urls
         assert set(venv.get_attr("retriever_kind")) == {"remote"}
-        assert len(venv._retrievers) == len([nd for nd in ray.nodes() if nd["Alive"]]) == 1
+        assert len(venv._pool.retrievers) == len([nd for nd in ray.nodes() if nd["Alive"]]) == 1
 
     _run_side_by_side("arl/search.multihop-v1", 2, 1, 20, "<answer>nobody</answer>",
                       ray_kwargs={"shared_retriever": True}, check=one_server)

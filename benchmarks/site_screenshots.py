@@ -1,11 +1,14 @@
-"""Screenshots of an offline site's pages (headless Chromium), taken along expert episodes.
+"""Screenshots of a site's main pages (headless Chromium), taken along expert episodes.
 
-    python3 benchmarks/site_screenshots.py [--site shop|tracker|admin] [--out docs/sites]
+    python3 benchmarks/site_screenshots.py [--out docs/sites] [--site shop|forum|tracker|admin]
 
-Writes ``<site>-<page>.png``: for the shop the home, search, product, login, checkout, order and cart pages; for the
-tracker the projects, project, issue list, issue, new issue, merge request list and page, milestones, milestone,
-labels, user, search and sign-in pages; for the admin the sign-in, dashboard, orders, order, customers, customer,
-products, product and reports pages.
+Writes ``shop-<page>.png`` for the shop's home, search, product, login, checkout, order and cart pages,
+``forum-<page>.png`` for the forum's home, subforum, post, profile, search, login, new-post and account pages,
+``tracker-<page>.png`` for the tracker's projects, project, issue list, issue, new issue, merge request list and page,
+milestones, milestone, labels, user, search and sign-in pages, or ``admin-<page>.png`` for the admin's sign-in,
+dashboard, orders, order, customers, customer, products, product and reports pages. The tracker and the admin play one
+expert episode per template and keep a page kind's first visit, replaced once by a visit with query parameters (a
+filled report or a filtered list shows more than the empty form).
 """
 
 from __future__ import annotations
@@ -15,31 +18,17 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from arl_envs.envs.web.sites.env import SiteEnv
+import numpy as np
 
-#: site -> [(family, seed)] of the expert episodes to photograph (None: one episode per template, which covers
-#: every page kind).
-EPISODES = {"shop": [("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)], "tracker": None, "admin": None}
+from arl_envs.envs.web.sites.env import SiteEnv, templates_for
 
 
-def one_per_template(site: str) -> list[tuple[str, int]]:
-    """(``"all"``, the first seed that draws each template of ``site``)."""
-    import numpy as np
-
-    from arl_envs.envs.web.sites.env import templates_for
-
-    names = [t.name for t in templates_for(site, "all")]
-    seeds: dict[str, int] = {}
-    s = 0
-    while len(seeds) < len(names):
-        seeds.setdefault(names[int(np.random.default_rng(s).integers(len(names)))], s)
-        s += 1
-    return [("all", s) for s in seeds.values()]
+FORUM_KINDS = {"f": "subforum", "p": "post", "u": "profile", "submit": "new-post"}
 
 
 def page_kind(url: str) -> str:
     path = urlsplit(url).path.split("/", 2)[-1]
-    if path.startswith("projects/"):
+    if path.startswith("projects/"):  # the tracker
         parts = path.split("/")[2:]
         if not parts:
             return "project"
@@ -49,34 +38,75 @@ def page_kind(url: str) -> str:
             "-new" if parts[1] == "new" else "")
     if path.startswith("users/"):
         return "user"
-    if re.fullmatch(r"(orders|customers|products)/\d+", path):
+    if re.fullmatch(r"(orders|customers|products)/\d+", path):  # the admin
         return path.split("/")[0].rstrip("s")
-    return {"index.html": "home", "": "home"}.get(path, path.split("/")[0])
+    kind = {"index.html": "home", "": "home"}.get(path, path.split("/")[0])
+    if path.endswith("/edit"):
+        return "edit"
+    return FORUM_KINDS.get(kind, kind)
+
+
+def seed_of(site: str, template: str) -> int:
+    """The first seed whose episode draws ``template`` (family ``all``)."""
+    names = [t.name for t in templates_for(site, "all")]
+    return next(s for s in range(10_000) if names[int(np.random.default_rng(s).integers(len(names)))] == template)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--site", default="shop", choices=sorted(EPISODES))
     ap.add_argument("--out", default="docs/sites")
+    ap.add_argument("--site", default="shop", choices=["shop", "forum", "tracker", "admin"])
     args = ap.parse_args()
+    site = args.site
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if site in ("tracker", "admin"):
+        one_per_template(site, out)
+        return
+    taken: set[str] = set()
+    runs = {"shop": (("webshop", 0), ("change", 3), ("info", 20), ("nav", 2)),
+            "forum": tuple(("all", seed_of("forum", n)) for n in ("create-post", "update-bio", "user-karma",
+                                                                    "search-in-subforum", "edit-post-title",
+                                                                    "open-top-post"))}
+    for family, seed in runs[site]:
+        env = SiteEnv(site, family=family, obs_mode="axtree+screenshot", viewport=(1000, 760))
+        try:
+            _, info = env.reset(seed=seed, options={"task_id": str(seed)} if site != "shop" else None)
+            for _ in range(30):
+                kind = page_kind(info["url"])
+                if kind not in taken and info.get("screenshot"):
+                    (out / f"{site}-{kind}.png").write_bytes(info["screenshot"])
+                    taken.add(kind)
+                _, _, term, trunc, info = env.step(env.expert_action())
+                if term or trunc:
+                    kind = page_kind(info["url"])
+                    if kind not in taken and info.get("screenshot"):
+                        (out / f"{site}-{kind}.png").write_bytes(info["screenshot"])
+                        taken.add(kind)
+                    break
+        finally:
+            env.close()
+    print("wrote", ", ".join(sorted(f"{site}-{k}.png" for k in taken)), "to", out)
+
+
+def one_per_template(site: str, out: Path) -> None:
+    """One expert episode per template of ``site``: each page kind's first visit, replaced once by a visit with query
+    parameters."""
+    names = [t.name for t in templates_for(site, "all")]
     taken: dict[str, bool] = {}  # page kind -> whether its shot had query parameters
 
     def shoot(info) -> None:
-        """The first visit of each page kind, replaced once by a visit with query parameters (a filled report or a
-        filtered list shows more than the empty form)."""
         kind, query = page_kind(info["url"]), bool(urlsplit(info["url"]).query)
         if taken.get(kind, False) or (kind in taken and not query):
             return
         if info.get("screenshot") and re.fullmatch(r"[a-z_-]+", kind):
-            (out / f"{args.site}-{kind}.png").write_bytes(info["screenshot"])
+            (out / f"{site}-{kind}.png").write_bytes(info["screenshot"])
             taken[kind] = query
 
-    for family, seed in EPISODES[args.site] or one_per_template(args.site):
-        env = SiteEnv(args.site, family=family, obs_mode="axtree+screenshot", viewport=(1000, 760))
+    for name in names:
+        env = SiteEnv(site, obs_mode="axtree+screenshot", viewport=(1000, 760))
         try:
-            _, info = env.reset(options={"task_id": str(seed)}) if family == "all" else env.reset(seed=seed)
+            _, info = env.reset(options={"task_id": str(seed_of(site, name))})
             for _ in range(30):
                 shoot(info)
                 _, _, term, trunc, info = env.step(env.expert_action())
@@ -85,7 +115,7 @@ def main() -> None:
                     break
         finally:
             env.close()
-    print("wrote", ", ".join(sorted(f"{args.site}-{k}.png" for k in taken)), "to", out)
+    print("wrote", ", ".join(sorted(f"{site}-{k}.png" for k in taken)), "to", out)
 
 
 if __name__ == "__main__":

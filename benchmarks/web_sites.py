@@ -1,16 +1,16 @@
 """The offline sites beside a MiniWoB++ task, in ONE run on the same machine.
 
-    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,tracker,admin]
-    python3 benchmarks/web_sites.py --every-template [--site tracker]
+    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,forum,cross,tracker,admin]
+    python3 benchmarks/web_sites.py --every-template [--site forum]
 
 Measures (printed as markdown for benchmarks/RESULTS.md):
 
-* per site: building the Flask app and loading the seed database (from the cache file) in a fresh process;
+* site start: building the Flask app and loading the seed database (from the cache file) in a fresh process;
   database restore (SQLite backup API, the part of a reset that makes episodes independent) p50/p99;
 * env ``reset`` and ``step`` p50/p99 (expert actions) of ``arl/web.site-shop-v0``, ``arl/web.site-webshop-v0``,
-  ``arl/web.site-tracker-v0``, ``arl/web.site-admin-v0`` and ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes interleaved round-robin so
-  machine load hits all alike;
-* expert and random success per site and template family (info, nav, change, webshop) with the task reward's mean;
+  ``arl/web.site-forum-v0``, ``arl/web.site-cross-v0``, ``arl/web.site-tracker-v0``, ``arl/web.site-admin-v0`` and
+  ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes interleaved round-robin so machine load hits all alike;
+* expert and random success per site and template family with the task reward's mean;
 * the observation size (characters and whitespace-separated words) over all observations of the expert episodes.
 
 The random agent picks uniformly among click / fill (a word) / select_option (first option text) / go_back /
@@ -29,6 +29,7 @@ import numpy as np
 
 from arl_envs.envs.web.browser import hold_browser
 from arl_envs.envs.web.miniwob import MiniWoBEnv
+from arl_envs.envs.web.sites.cross.env import CrossSiteEnv
 from arl_envs.envs.web.sites.env import SiteEnv
 from arl_envs.envs.web.sites.server import get_site
 from arl_envs.envs.web.task import act
@@ -74,9 +75,9 @@ def run_episode(env, seed, policy, rng, times, sizes):
     return success, reward_task
 
 
-def every_template(site: str = "shop") -> None:
-    """One expert episode per template of ``arl/web.site-<site>-v0`` (the seed that draws it is searched for)."""
-    env = SiteEnv(site)
+def every_template(site: str) -> None:
+    """One expert episode per template of ``site`` (the seed that draws it is searched for)."""
+    env = CrossSiteEnv() if site == "cross" else SiteEnv(site)
     names = [t.name for t in env.task.templates]
     seeds: dict[str, int] = {}
     s = 0
@@ -96,29 +97,25 @@ def every_template(site: str = "shop") -> None:
     env.close()
 
 
-#: site -> (families, size)
-SITES = {"shop": (["info", "nav", "change", "webshop"], 5000), "tracker": (["info", "nav", "change"], 3000),
-         "admin": (["info", "nav", "change"], 5000)}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--episodes", type=int, default=8, help="expert episodes per family")
     ap.add_argument("--random-episodes", type=int, default=4, help="random episodes per family")
     ap.add_argument("--every-template", action="store_true", help="only: one expert episode per template of --site")
-    ap.add_argument("--site", default="shop", help="the site of --every-template")
-    ap.add_argument("--sites", default="shop,tracker,admin", help="comma-separated sites to measure")
+    ap.add_argument("--site", default="shop", choices=["shop", "forum", "cross", "tracker", "admin"], help="with --every-template")
+    ap.add_argument("--sites", default="shop,forum,cross", help="comma-separated sites to time beside MiniWoB++")
     args = ap.parse_args()
     if args.every_template:
         every_template(args.site)
         return
-
     sites = args.sites.split(",")
-    for name in sites:
-        size = SITES[name][1]
+
+    for name, size in (("shop", 5000), ("forum", 2000), ("tracker", 3000), ("admin", 5000)):
+        if name not in sites and not (name != "cross" and "cross" in sites):
+            continue
         start = subprocess.run(
-            [sys.executable, "-c", "from arl_envs.envs.web.sites.server import get_site; "
-             f"print(get_site({name!r}, {size}).start_s)"], capture_output=True, text=True, check=True)
+            [sys.executable, "-c", f"from arl_envs.envs.web.sites.server import get_site; "
+                                   f"print(get_site({name!r}, {size}).start_s)"], capture_output=True, text=True, check=True)
         site = get_site(name, size)
         conn = site.connect()
         restores = []
@@ -129,8 +126,14 @@ def main() -> None:
         print(f"{name}: site start (fresh process, cached seed db): {float(start.stdout.strip()) * 1000:.0f} ms; "
               f"db restore p50 {pct(restores, 50):.1f} ms, p99 {pct(restores, 99):.1f} ms")
 
+    families = {"shop": ["info", "nav", "change", "webshop"], "forum": ["info", "nav", "change"],
+                "cross": ["info", "change"], "tracker": ["info", "nav", "change"], "admin": ["info", "nav", "change"]}
     with hold_browser():
-        envs = {f"{name} {f}": SiteEnv(name, family=f) for name in sites for f in SITES[name][0]}
+        envs = {}
+        for site_name in sites:
+            for f in families[site_name]:
+                envs[f"{site_name} {f}"] = (CrossSiteEnv(family=f) if site_name == "cross"
+                                            else SiteEnv(site_name, family=f))
         envs["miniwob"] = MiniWoBEnv(task="click-checkboxes")
         for e in envs.values():  # first reset starts the browser: not timed
             e.reset(seed=999)

@@ -2,7 +2,7 @@
 
 One :meth:`Harness.run` call is one sandbox run of the runner (:mod:`arl_envs.envs.code.runner`), which may
 hold many jobs (a job = one submission and its test cases), so e.g. all 164 HumanEval reference solutions are
-checked in one call. The payload (runner source, jobs, a fresh 32-byte key and a nonce) goes on the runner's
+checked in one call. The payload (runner sources, jobs, a fresh 32-byte key and a nonce) goes on the runner's
 stdin; the verdict is read only from a record ``ARL-CODE-RESULT <nonce> <base64 json> <hmac-sha256>`` whose MAC
 verifies. See the runner's module docstring for the guarantees and :mod:`arl_envs_tests.envs.code` for tests.
 
@@ -38,8 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arl_envs.envs.code import processes as _processes
+from arl_envs.envs.code import protocol as _protocol
 from arl_envs.envs.code import runner as _runner
-from arl_envs.envs.code.runner import (
+from arl_envs.envs.code.processes import HARD_WALL_FACTOR, WALL_FACTOR, WALL_SLACK_S
+from arl_envs.envs.code.protocol import (
     BOOTSTRAP,
     CALIBRATION_CPU_S,
     CPU_FACTOR,
@@ -50,10 +53,12 @@ from arl_envs.envs.code.runner import (
     UNCALIBRATED_CPU_S,
     cpu_limit_from_reference,
 )
+from arl_envs.envs.code.runner import IMPORT_CPU_S
 from arl_envs.envs.code.tasks import TestCase
 
-#: Sources of the runner parent and child, sent to the sandbox with every run.
-RUNNER_SOURCE = Path(_runner.__file__).read_text(encoding="utf-8")
+#: Sources of the runner parent (run in this order in one namespace by BOOTSTRAP) and of its child, sent to the
+#: sandbox with every run.
+RUNNER_SOURCES = tuple(Path(m.__file__).read_text(encoding="utf-8") for m in (_protocol, _processes, _runner))
 CHILD_SOURCE = (Path(_runner.__file__).parent / "child.py").read_text(encoding="utf-8")
 #: Memory of one harness run (runner + one child at a time), MiB.
 RUN_MEMORY_MB = 1024
@@ -188,10 +193,10 @@ class Job:
     def wall_budget_s(self) -> float:
         """Upper bound of the runner's own deadlines for this job, seconds (a backstop, not a limit)."""
         limits = self.cpu_limits_s if self.cpu_limits_s is not None else [MAX_CPU_LIMIT_S] * len(self.cases)
-        per_case = sum(_runner.WALL_FACTOR * s + _runner.WALL_SLACK_S for s in limits)
-        import_s = _runner.WALL_FACTOR * _runner.IMPORT_CPU_S + _runner.WALL_SLACK_S
+        per_case = sum(WALL_FACTOR * s + WALL_SLACK_S for s in limits)
+        import_s = WALL_FACTOR * IMPORT_CPU_S + WALL_SLACK_S
         restarts = len(self.cases) * import_s if self.mode != "program" else 0.0
-        return (per_case + import_s + restarts) * _runner.HARD_WALL_FACTOR
+        return (per_case + import_s + restarts) * HARD_WALL_FACTOR
 
 
 @dataclass
@@ -285,7 +290,7 @@ class Harness:
             cal_job = Job(**{**calibration.__dict__, "cpu_limits_s": [CALIBRATION_CPU_S] * len(calibration.cases),
                              "calibration_index": None, "only_if_passed": None})
         payload = {
-            "runner": RUNNER_SOURCE,
+            "runner": list(RUNNER_SOURCES),
             "child": CHILD_SOURCE,
             "key": key.hex(),
             "nonce": nonce,

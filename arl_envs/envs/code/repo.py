@@ -26,7 +26,7 @@ from typing import Any
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.envs.code.isolated import IsolatedPackage
 from arl_envs.envs.code.repo_templates import TEMPLATES, BugSite, RepoTemplate, bug_params, fill
-from arl_envs.envs.code.runner import strict_equal
+from arl_envs.envs.code.protocol import strict_equal
 from arl_envs.envs.code.tasks import TestCase
 
 #: Candidate argument draws per public function.

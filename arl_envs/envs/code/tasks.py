@@ -11,7 +11,7 @@ agent reads in the prompt anyway (HumanEval/32 has two; /34's one example equals
 have none, so their visible set is empty).
 
 A top-level ``assert candidate(<literals>) == <literal>`` becomes a structured ``call`` case (compared in the
-runner with :func:`~arl_envs.envs.code.runner.strict_equal`: types must match exactly). Every other case is a
+runner with :func:`~arl_envs.envs.code.protocol.strict_equal`: types must match exactly). Every other case is a
 ``check`` case: its statements run in the runner (never in the submission's process) with ``candidate``
 bound to a proxy that calls the submission in a child process and returns a rebuilt plain value.
 """
@@ -74,7 +74,7 @@ class TestCase:
 
     def payload(self) -> dict[str, Any]:
         """JSON form for the runner (values encoded with the runner's codec)."""
-        from arl_envs.envs.code.runner import encode  # noqa: PLC0415
+        from arl_envs.envs.code.protocol import encode  # noqa: PLC0415
 
         if self.kind == "call":
             return {
@@ -94,7 +94,7 @@ class TestCase:
     def describe(self, name: str | None = None) -> str:
         """A one-line description: the call, the program input, or the test statement."""
         if self.kind == "call":
-            from arl_envs.envs.code.runner import safe_repr  # noqa: PLC0415
+            from arl_envs.envs.code.protocol import safe_repr  # noqa: PLC0415
 
             fn = name or self.fn.rpartition(":")[2] or self.fn
             shown = [safe_repr(a, 150) for a in self.args] + [f"{k}={safe_repr(v, 80)}" for k, v in self.kwargs.items()]
@@ -107,7 +107,7 @@ class TestCase:
 
     def expected_text(self) -> str | None:
         """Repr of the expected value/output (None for ``check`` cases, whose expectation is the statement)."""
-        from arl_envs.envs.code.runner import safe_repr  # noqa: PLC0415
+        from arl_envs.envs.code.protocol import safe_repr  # noqa: PLC0415
 
         if self.kind == "check":
             return None

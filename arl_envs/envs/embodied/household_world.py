@@ -1,4 +1,4 @@
-"""The procedurally generated household of ``arl/embodied.household-v0`` (world, rules, generator, planner).
+"""The procedurally generated household of ``arl/embodied.household-v0`` (world state and rules).
 
 In the spirit of ALFWorld (Shridhar et al., 2021, "ALFWorld: Aligning Text and Embodied Environments for
 Interactive Learning", alfworld/alfworld), whose TextWorld game files need a download we cannot do: a house of
@@ -9,219 +9,38 @@ rooms, numbered receptacles (some openable), numbered objects with properties, a
 
 Everything here is plain Python over small dicts and lists (no numpy) so one step costs microseconds. The only
 randomness is a :class:`random.Random` seeded once per world, so a world id reproduces the world exactly.
+
+Modules: :mod:`~arl_envs.envs.embodied.household_things` (tables and state records),
+:mod:`~arl_envs.envs.embodied.household_generator` (the house generator and object placement),
+:mod:`~arl_envs.envs.embodied.household_planner` (the expert), :mod:`~arl_envs.envs.embodied.household_grammar`
+(the command grammar), and this one: :class:`World` (observation, action rules, goal, admissible commands) and
+:func:`generate`.
 """
 
 from __future__ import annotations
 
-import math
-import random
-import re
-import zlib
-from dataclasses import dataclass, field
-from typing import Any
-
-from arl_envs.core.errors import TaskLoadError
-
-# ----------------------------------------------------------------------------------------------- static tables
-#: Receptacle kinds per room kind: (kind, min count, max count); the difficulty moves counts toward the max.
-ROOM_LAYOUTS: dict[str, tuple[tuple[str, int, int], ...]] = {
-    "kitchen": (
-        ("cabinet", 2, 6), ("countertop", 1, 3), ("drawer", 1, 4), ("fridge", 1, 1), ("microwave", 1, 1),
-        ("sinkbasin", 1, 1), ("stoveburner", 1, 3), ("diningtable", 0, 1), ("garbagecan", 1, 1), ("shelf", 0, 2),
-        ("coffeemachine", 0, 1), ("toaster", 0, 1),
-    ),
-    "living room": (
-        ("sofa", 1, 1), ("armchair", 0, 2), ("coffeetable", 1, 1), ("sidetable", 1, 2), ("tvstand", 1, 1),
-        ("shelf", 1, 3), ("drawer", 0, 3), ("cabinet", 0, 2), ("garbagecan", 0, 1),
-    ),
-    "bedroom": (
-        ("bed", 1, 1), ("desk", 0, 1), ("sidetable", 1, 2), ("dresser", 1, 1), ("drawer", 2, 5), ("shelf", 1, 3),
-        ("safe", 0, 1), ("laundryhamper", 0, 1), ("garbagecan", 0, 1),
-    ),
-    "bathroom": (
-        ("sinkbasin", 1, 2), ("bathtubbasin", 0, 1), ("toilet", 1, 1), ("countertop", 1, 1), ("cabinet", 1, 4),
-        ("drawer", 0, 3), ("towelholder", 0, 1), ("garbagecan", 1, 1), ("shelf", 0, 1),
-    ),
-    "office": (
-        ("desk", 1, 2), ("drawer", 2, 4), ("shelf", 1, 3), ("sidetable", 0, 1), ("safe", 0, 1), ("armchair", 0, 1),
-        ("garbagecan", 0, 1),
-    ),
-}
-ROOM_KINDS = tuple(ROOM_LAYOUTS)
-#: Receptacles that open and close (closed at the start; a closed one hides its contents).
-OPENABLE = frozenset({"cabinet", "drawer", "fridge", "microwave", "safe", "laundryhamper"})
-#: Receptacles things go IN (the rest: ON); ``put`` accepts both words for every receptacle.
-PREP_IN = frozenset({"cabinet", "drawer", "fridge", "microwave", "safe", "laundryhamper", "sinkbasin",
-                     "bathtubbasin", "garbagecan", "toaster"})
-#: The appliance of each transformation (``clean X with sinkbasin 1`` ...).
-APPLIANCE = {"clean": "sinkbasin", "heat": "microwave", "cool": "fridge"}
-#: Where a desk lamp can stand, and the rooms that have one.
-LAMP_HOLDERS = ("desk", "sidetable", "dresser")
-LAMP_KIND = "desklamp"
+from arl_envs.envs.embodied.household_generator import generate_house
+from arl_envs.envs.embodied.household_grammar import COMMAND_HELP, MultipleCommands, entity, interpret
+from arl_envs.envs.embodied.household_planner import Planner
+from arl_envs.envs.embodied.household_things import (
+    ALFWORLD_FAMILY_NAMES,
+    APPLIANCE,
+    DIFFICULTIES,
+    FAMILIES,
+    LAMP_KIND,
+    OBJECT_KINDS,
+    PREP_IN,
+    ROOM_LAYOUTS,
+    Receptacle,
+    Task,
+    Thing,
+    article,
+    join_names,
+)
 
 
-@dataclass(frozen=True)
-class ObjectKind:
-    """A kind of portable object: where it can be found and which transformations it accepts."""
-
-    name: str
-    places: tuple[str, ...]
-    props: frozenset[str] = frozenset()
-    plural: str = ""
-
-
-def _k(name: str, places: str, props: str = "", plural: str = "") -> ObjectKind:
-    return ObjectKind(name, tuple(places.split()), frozenset(props.split()), plural or name + "s")
-
-
-_KITCHEN_FOOD = "countertop fridge diningtable garbagecan"
-_DISHES = "countertop cabinet shelf diningtable fridge sinkbasin microwave"
-_CUTLERY = "countertop drawer diningtable sinkbasin"
-_SMALL = "desk drawer shelf sidetable dresser safe coffeetable"
-OBJECT_KINDS: dict[str, ObjectKind] = {k.name: k for k in (
-    _k("apple", _KITCHEN_FOOD + " microwave", "clean heat cool"),
-    _k("tomato", _KITCHEN_FOOD, "clean heat cool", "tomatoes"),
-    _k("potato", _KITCHEN_FOOD + " cabinet", "clean heat cool", "potatoes"),
-    _k("egg", _KITCHEN_FOOD, "heat cool"),
-    _k("lettuce", _KITCHEN_FOOD, "clean cool", "lettuces"),
-    _k("bread", "countertop diningtable cabinet fridge", "heat cool", "breads"),
-    _k("mug", _DISHES + " coffeemachine desk", "clean heat cool"),
-    _k("cup", _DISHES, "clean heat cool"),
-    _k("bowl", _DISHES, "clean heat cool"),
-    _k("plate", _DISHES, "clean heat cool"),
-    _k("pan", "countertop stoveburner cabinet diningtable", "clean cool"),
-    _k("pot", "countertop stoveburner cabinet diningtable shelf", "clean cool"),
-    _k("knife", _CUTLERY, "clean", "knives"),
-    _k("fork", _CUTLERY, "clean"),
-    _k("spoon", _CUTLERY, "clean"),
-    _k("spatula", _CUTLERY, "clean"),
-    _k("soapbar", "countertop cabinet toilet bathtubbasin sinkbasin shelf", "clean"),
-    _k("cloth", "countertop cabinet bathtubbasin sinkbasin drawer shelf towelholder", "clean"),
-    _k("toiletpaper", "toilet cabinet shelf countertop drawer", "", "toiletpapers"),
-    _k("spraybottle", "toilet cabinet countertop shelf"),
-    _k("candle", "toilet cabinet countertop shelf sidetable bathtubbasin"),
-    _k("book", "desk shelf bed sidetable drawer coffeetable sofa armchair diningtable dresser"),
-    _k("cd", _SMALL + " garbagecan"),
-    _k("pen", _SMALL + " diningtable"),
-    _k("pencil", _SMALL + " diningtable"),
-    _k("keychain", _SMALL + " sofa armchair"),
-    _k("creditcard", _SMALL + " sofa armchair countertop diningtable"),
-    _k("cellphone", "desk drawer bed sidetable dresser shelf sofa armchair coffeetable"),
-    _k("remotecontrol", "sofa armchair coffeetable sidetable tvstand dresser drawer"),
-    _k("pillow", "bed sofa armchair"),
-    _k("alarmclock", "desk sidetable dresser shelf"),
-    _k("watch", _SMALL),
-    _k("vase", "shelf sidetable coffeetable dresser diningtable tvstand cabinet"),
-    _k("statue", "shelf sidetable coffeetable dresser diningtable desk tvstand"),
-    _k("laptop", "desk bed sofa armchair coffeetable dresser diningtable"),
-    _k("towel", "towelholder bathtubbasin countertop cabinet laundryhamper", "clean"),
-)}
-#: Descriptive properties shown by ``examine`` (colour, material), drawn per object.
-COLOURS = ("red", "blue", "green", "white", "black", "yellow", "grey", "brown")
-MATERIALS = ("ceramic", "plastic", "metal", "wooden", "glass", "paper", "fabric")
-
-FAMILIES = ("put", "two", "examine", "clean", "heat", "cool")
-#: ALFWorld's names of the six task families.
-ALFWORLD_FAMILY_NAMES = {
-    "put": "pick_and_place_simple", "two": "pick_two_obj_and_place", "examine": "look_at_obj_in_light",
-    "clean": "pick_clean_then_place_in_recep", "heat": "pick_heat_then_place_in_recep",
-    "cool": "pick_cool_then_place_in_recep",
-}
-
-
-@dataclass(frozen=True)
-class Difficulty:
-    """What one difficulty level controls: rooms, distractor objects, spare target objects, and the family mix."""
-
-    rooms: int
-    distractors: tuple[int, int]
-    families: tuple[str, ...]
-    spare_target_p: float
-
-
-DIFFICULTIES: dict[int, Difficulty] = {
-    1: Difficulty(1, (2, 4), ("put", "examine"), 0.0),
-    2: Difficulty(1, (4, 7), ("put", "examine", "clean", "heat", "cool"), 0.1),
-    3: Difficulty(2, (6, 10), FAMILIES, 0.2),
-    4: Difficulty(3, (9, 14), FAMILIES, 0.3),
-    5: Difficulty(4, (12, 20), ("put", "two", "two", "examine", "clean", "heat", "cool"), 0.4),
-}
-
-
-# ----------------------------------------------------------------------------------------------- world state
-@dataclass(slots=True)
-class Receptacle:
-    """A numbered place objects can be in or on (``drawer 1``)."""
-
-    name: str
-    kind: str
-    room: str
-    openable: bool
-    is_open: bool
-    contents: list[str] = field(default_factory=list)
-
-    @property
-    def prep(self) -> str:
-        return "in" if self.kind in PREP_IN else "on"
-
-    @property
-    def accessible(self) -> bool:
-        return self.is_open or not self.openable
-
-
-@dataclass(slots=True)
-class Thing:
-    """A numbered object (``mug 1``) or lamp (``desklamp 1``, not portable)."""
-
-    name: str
-    kind: str
-    location: str | None  # receptacle name; None while held
-    look_seed: int = 0  # the world's seed: colour and material derive from it and the name (stable across runs)
-    portable: bool = True
-    clean: bool = False
-    hot: bool = False
-    cold: bool = False
-    is_on: bool = False
-
-    @property
-    def props(self) -> frozenset[str]:
-        k = OBJECT_KINDS.get(self.kind)
-        return k.props if k else frozenset()
-
-    @property
-    def colour(self) -> str:
-        return COLOURS[zlib.crc32(f"{self.look_seed}:{self.name}:c".encode()) % len(COLOURS)]
-
-    @property
-    def material(self) -> str:
-        return MATERIALS[zlib.crc32(f"{self.look_seed}:{self.name}:m".encode()) % len(MATERIALS)]
-
-
-@dataclass(frozen=True)
-class Task:
-    """The goal: ``family`` on objects of ``obj_kind`` (``need`` of them) into a ``target_kind`` receptacle."""
-
-    family: str
-    obj_kind: str
-    target_kind: str | None
-    need: int
-    text: str
-
-
-def article(name: str) -> str:
-    return ("an " if name[0] in "aeiou" else "a ") + name
-
-
-def join_names(names: list[str]) -> str:
-    """ALFWorld's listing: ``a mug 1, a apple 2, and a pen 1``."""
-    items = [article(n) for n in names]
-    if len(items) <= 1:
-        return items[0] if items else "nothing"
-    return ", ".join(items[:-1]) + ", and " + items[-1]
-
-
-class World:
-    """One household episode's true state, its rules and its planner.
+class World(Planner):
+    """One household episode's true state and its rules (the planner is :class:`Planner`'s).
 
     Built by :func:`generate`. Command methods return the observation text; they never raise for a command that
     cannot be done now (the text says why, starting ``Nothing happens``) and change nothing in that case.
@@ -541,323 +360,17 @@ class World:
         out += ["inventory", "look"]
         return out
 
-    # --------------------------------------------------------------------------------------------- planner
-    def _order(self, rec_names: list[str]) -> list[str]:
-        """Receptacles sorted: current room first, then seen ones, then by name order in the house."""
-        if self._rec_index is None:
-            self._rec_index = {n: i for i, n in enumerate(self.receptacles)}
-        index = self._rec_index
-        return sorted(rec_names, key=lambda n: (self.receptacles[n].room != self.room, n not in self.seen, index[n]))
-
-    def _toward(self, rec_name: str) -> str | None:
-        """The next command to get to ``rec_name`` (None when already there)."""
-        if self.at == rec_name:
-            return None
-        if rec_name in self.seen:
-            return f"go to {rec_name}"
-        return f"go to {self.receptacles[rec_name].room}"
-
-    def _fetch(self, obj: str) -> str:
-        loc = self.things[obj].location
-        assert loc is not None
-        step = self._toward(loc)
-        if step:
-            return step
-        rec = self.receptacles[loc]
-        if not rec.accessible:
-            return f"open {loc}"
-        return f"take {obj} from {loc}"
-
-    def _deliver(self, rec_name: str, action: str) -> str:
-        step = self._toward(rec_name)
-        if step:
-            return step
-        if not self.receptacles[rec_name].accessible:
-            return f"open {rec_name}"
-        return action
-
-    def expert(self) -> str:
-        """The planner's next command over the TRUE state (it knows where everything is).
-
-        Plan: drop anything useless in hand; fetch a target object (go to its room if its receptacle is unseen,
-        go to the receptacle, open it, take); transform it at the nearest appliance; deliver it to the nearest
-        target receptacle (open it first) or, for ``examine``, carry it to the lamp and switch the lamp on.
-        """
-        t = self.task
-        held = self.holding
-        if held is not None and self.things[held].kind != t.obj_kind:
-            return self._drop_here()
-        if t.family == "examine":
-            if held is None:
-                return self._fetch(self._nearest_target())
-            lamp = next(n for n in self.things if self.things[n].kind == LAMP_KIND)
-            lamp_at = self.things[lamp].location
-            assert lamp_at is not None
-            return self._toward(lamp_at) or f"use {lamp}"
-        if held is None:
-            return self._fetch(self._nearest_target())
-        thing = self.things[held]
-        if t.family in APPLIANCE and not self.satisfies(thing):
-            app = self._order(self.by_kind[APPLIANCE[t.family]])[0]
-            return self._toward(app) or f"{t.family} {held} with {app}"
-        target = self._order(self.by_kind[t.target_kind or ""])[0]
-        rec = self.receptacles[target]
-        return self._deliver(target, f"put {held} {rec.prep} {target}")
-
-    def _nearest_target(self) -> str:
-        placed = set(self.placed()) if self.task.family != "examine" else set()
-        cands = [n for n, th in self.things.items() if th.kind == self.task.obj_kind and n not in placed
-                 and th.location is not None]
-        locs = self._order(list({self.things[n].location: None for n in cands}))
-        first = locs[0]
-        return next(n for n in cands if self.things[n].location == first)
-
-    def _drop_here(self) -> str:
-        held = self.holding
-        assert held is not None
-        if self.at is not None:
-            rec = self.receptacles[self.at]
-            if rec.kind != self.task.target_kind:
-                if not rec.accessible:
-                    return f"open {rec.name}"
-                return f"put {held} {rec.prep} {rec.name}"
-        # go to a receptacle of this room that is not a target receptacle (prefer one without a door)
-        options = [n for n in self.room_recs[self.room] if self.receptacles[n].kind != self.task.target_kind]
-        options.sort(key=lambda n: self.receptacles[n].openable)
-        return f"go to {options[0]}"
-
-
-# ----------------------------------------------------------------------------------------------- generator
-def _family_text(family: str, obj: ObjectKind, target: str | None) -> str:
-    prep = "in" if target in PREP_IN else "on"
-    if family == "put":
-        return f"put {article(obj.name)} {prep} {target}."
-    if family == "two":
-        return f"find two {obj.plural} and put them {prep} {target}."
-    if family == "examine":
-        return f"examine the {obj.name} under the {LAMP_KIND}."
-    return f"{family} some {obj.name} and put it {prep} {target}."
-
 
 def generate(seed: int, difficulty: int) -> World:
-    """Build the world of ``(seed, difficulty)``: deterministic, and always solvable.
-
-    Steps: pick a family from the difficulty's mix; pick the rooms (one that can host the family: a kitchen for
-    heat/cool, a kitchen or bathroom for clean, a bedroom/living room/office with a desk lamp for examine), then
-    ``rooms - 1`` others; lay out receptacles per room; pick an object kind that accepts the family and a target
-    receptacle kind present in the house; place the target objects anywhere but a target receptacle, then
-    distractors.
+    """The world of ``(seed, difficulty)``: the house of :func:`generate_house` (deterministic, always solvable).
 
     Raises:
         ValueError: ``difficulty`` outside 1-5.
     """
-    if difficulty not in DIFFICULTIES:
-        raise ValueError(f"difficulty must be in 1-5, got {difficulty}")
-    cfg = DIFFICULTIES[difficulty]
-    rng = random.Random(seed)
-    for _ in range(1000):
-        world = _try_generate(rng, cfg, difficulty, seed)
-        if world is not None:
-            return world
-    raise TaskLoadError(f"could not generate a household for seed {seed}")  # pragma: no cover - never seen
-
-
-def _pick(rng: random.Random, seq: Any) -> Any:
-    """``seq[floor(u * len)]`` for one uniform draw: ~3x cheaper than ``random.choice`` (no rejection loop)."""
-    return seq[int(rng.random() * len(seq))]
-
-
-#: Per (room kind, difficulty): (receptacle kind, min count, number of possible counts, openable); the count is
-#: drawn uniformly from ``min .. min + ceil((max - min) * difficulty / 5)``.
-_LAYOUT_SPREAD = {
-    (room, d): tuple((kind, lo, math.ceil((hi - lo) * d / 5) + 1, kind in OPENABLE) for kind, lo, hi in layout)
-    for room, layout in ROOM_LAYOUTS.items() for d in range(1, 6)
-}
-#: Object kinds that accept each family (a transformation family needs the property).
-_FAMILY_KINDS = {f: tuple(k for k in OBJECT_KINDS.values() if f not in APPLIANCE or f in k.props) for f in FAMILIES}
-_ALL_KINDS = tuple(OBJECT_KINDS.values())
-_PLACE_SETS = {k.name: frozenset(k.places) for k in _ALL_KINDS}
-#: Draws of the rejection sampler that places a distractor before it falls back to listing the allowed places.
-_REJECTION_TRIES = 12
-_FAMILY_ROOMS = {"heat": ("kitchen",), "cool": ("kitchen",), "clean": ("kitchen", "bathroom"),
-                 "examine": ("bedroom", "living room", "office"), "put": ROOM_KINDS, "two": ROOM_KINDS}
-
-
-def _try_generate(rng: random.Random, cfg: Difficulty, difficulty: int, look_seed: int) -> World | None:
-    family = _pick(rng, cfg.families)
-    main = _pick(rng, _FAMILY_ROOMS[family])
-    others = [r for r in ROOM_KINDS if r != main]
-    rooms = [main] + rng.sample(others, cfg.rooms - 1)
-    rng.shuffle(rooms)
-    # receptacles, numbered per kind across the house
-    counters: dict[str, int] = {}
-    recs: dict[str, Receptacle] = {}
-    room_recs: dict[str, list[str]] = {}
-    by_kind: dict[str, list[str]] = {}
-    for room in rooms:
-        here = room_recs[room] = []
-        for kind, lo, spread, openable in _LAYOUT_SPREAD[(room, difficulty)]:
-            for _ in range(lo + int(rng.random() * spread)):
-                n = counters[kind] = counters.get(kind, 0) + 1
-                name = f"{kind} {n}"
-                recs[name] = Receptacle(name, kind, room, openable, False)
-                here.append(name)
-                if n == 1:
-                    by_kind[kind] = [name]
-                else:
-                    by_kind[kind].append(name)
-    things: dict[str, Thing] = {}
-    obj_counters: dict[str, int] = {}
-
-    def add_thing(kind: str, rec_name: str, portable: bool = True) -> str:
-        obj_counters[kind] = obj_counters.get(kind, 0) + 1
-        name = f"{kind} {obj_counters[kind]}"
-        things[name] = Thing(name, kind, rec_name, look_seed, portable)
-        recs[rec_name].contents.append(name)
-        return name
-
-    # desk lamps: one in the main room for examine, and sometimes in other lamp rooms as distractors? no:
-    # exactly one lamp in the house keeps "under the desklamp" unambiguous.
-    if family == "examine":
-        holders = [n for n, r in recs.items() if r.room == main and r.kind in LAMP_HOLDERS]
-        if not holders:
-            return None
-        add_thing(LAMP_KIND, _pick(rng, holders), portable=False)
-    present = set(by_kind)
-    kinds = [k for k in _FAMILY_KINDS[family] if not present.isdisjoint(k.places)]
-    if not kinds:
-        return None
-    obj = _pick(rng, kinds)
-    target: str | None = None
-    if family != "examine":
-        avoid = APPLIANCE.get(family)
-        targets = sorted((present & set(obj.places)) - {avoid})
-        if not targets:
-            return None
-        target = _pick(rng, targets)
-    sources = [n for kind in obj.places if kind != target for n in by_kind.get(kind, ())]
-    if not sources:
-        return None
-    need = 2 if family == "two" else 1
-    n_obj = need + (1 if rng.random() < cfg.spare_target_p else 0)
-    for _ in range(n_obj):
-        add_thing(obj.name, _pick(rng, sources))
-    lo, hi = cfg.distractors
-    all_recs = list(recs.values())
-    for _ in range(lo + int(rng.random() * (hi - lo + 1))):
-        kind = _pick(rng, _ALL_KINDS)
-        if kind.name == obj.name:
-            continue
-        # a uniformly random receptacle that can hold this kind: rejection sampling (a few draws), else the list
-        allowed = _PLACE_SETS[kind.name]
-        for _try in range(_REJECTION_TRIES):
-            rec = _pick(rng, all_recs)
-            if rec.kind in allowed:
-                add_thing(kind.name, rec.name)
-                break
-        else:
-            places = [n for k in kind.places for n in by_kind.get(k, ())]
-            if places:
-                add_thing(kind.name, _pick(rng, places))
-    task = Task(family, obj.name, target, need, _family_text(family, obj, target))
-    start = _pick(rng, rooms)
-    return World(rooms, recs, things, task, start, room_recs, by_kind)
-
-
-# ----------------------------------------------------------------------------------------------- grammar
-_NUMBERED = re.compile(r"^([a-z]+?) ?(\d+)$")
-_ARTICLES = ("the ", "a ", "an ", "some ")
-#: Words that are never a name: a capture holding only one of them is a verb's particle, the name is missing.
-_NOT_A_NAME = frozenset(("to", "up", "at", "on", "off", "in", "into", "from", "with", "the", "a", "an", "some"))
-_SEPARATORS = re.compile(r"\s+(?:and then|then|and|after that|afterwards)\s+|\s*(?:;|&&|,)\s*|\.\s+")
-VERB_WORDS = ("go", "goto", "walk", "move", "navigate", "head", "travel", "enter", "open", "close", "shut", "take",
-              "pick", "pickup", "get", "grab", "put", "place", "drop", "insert", "set", "use", "turn", "switch",
-              "toggle", "clean", "wash", "rinse", "heat", "warm", "cook", "cool", "chill", "freeze", "examine",
-              "inspect", "look", "check", "read", "x", "inventory", "inv", "i", "l", "help")
-
-_GRAMMAR: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("inventory", re.compile(r"^(?:inventory|inv|i|check inventory|show inventory)$")),
-    ("look", re.compile(r"^(?:look|look around|l)$")),
-    ("help", re.compile(r"^(?:help|\?)$")),
-    ("go", re.compile(r"^(?:go to|goto|go|walk to|move to|navigate to|head to|travel to|enter)\s+(.+)$")),
-    ("open", re.compile(r"^open\s+(.+)$")),
-    ("close", re.compile(r"^(?:close|shut)\s+(.+)$")),
-    ("take", re.compile(r"^(?:take|pick up|pickup|pick|get|grab)\s+(.+?)(?:\s+(?:from|off of|off|out of)\s+(.+))?$")),
-    ("put", re.compile(r"^(?:put|place|move|drop|insert|set)\s+(.+?)\s+(?:in/on|in / on|into|onto|inside|in|on|to)\s+(.+)$")),
-    ("use", re.compile(r"^(?:use|turn on|switch on|toggle|turn off|switch off)\s+(.+)$")),
-    ("transform", re.compile(r"^(clean|wash|rinse|heat|warm|cook|cool|chill|freeze)\s+(.+?)\s+(?:with|in|using|at|on)\s+(.+)$")),
-    ("examine", re.compile(r"^(?:examine|inspect|look at|check|read|x)\s+(.+)$")),
-)
-#: The grammar entries a command can match, by its first word (the same entries, in the same order, as a scan of
-#: the whole grammar would try; a first word not listed falls back to the whole grammar).
-_FIRST_WORDS = {
-    "inventory": ("inventory", "inv", "i", "check", "show"), "look": ("look", "l"), "help": ("help", "?"),
-    "go": ("go", "goto", "walk", "move", "navigate", "head", "travel", "enter"), "open": ("open",),
-    "close": ("close", "shut"), "take": ("take", "pick", "pickup", "get", "grab"),
-    "put": ("put", "place", "move", "drop", "insert", "set"), "use": ("use", "turn", "switch", "toggle"),
-    "transform": ("clean", "wash", "rinse", "heat", "warm", "cook", "cool", "chill", "freeze"),
-    "examine": ("examine", "inspect", "look", "check", "read", "x"),
-}
-_BY_FIRST_WORD: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {}
-for _verb, _pattern in _GRAMMAR:
-    for _word in _FIRST_WORDS[_verb]:
-        _BY_FIRST_WORD[_word] = _BY_FIRST_WORD.get(_word, ()) + ((_verb, _pattern),)
-_TRANSFORM_VERBS = {"clean": "clean", "wash": "clean", "rinse": "clean", "heat": "heat", "warm": "heat",
-                    "cook": "heat", "cool": "cool", "chill": "cool", "freeze": "cool"}
-
-COMMAND_HELP = (
-    "Commands (one per turn): go to <receptacle or room>, open <receptacle>, close <receptacle>, "
-    "take <object> from <receptacle>, put <object> in/on <receptacle>, use <lamp>, clean <object> with <receptacle>, "
-    "heat <object> with <receptacle>, cool <object> with <receptacle>, examine <something>, inventory, look. "
-    "Names are numbered as you see them, e.g. 'go to drawer 1', 'take mug 2 from countertop 1'."
-)
-
-
-def entity(text: str) -> str:
-    """A name as the world spells it: articles dropped, ``mug1`` -> ``mug 1``, ``livingroom`` -> ``living room``."""
-    text = text.strip()
-    changed = True
-    while changed:
-        changed = False
-        for a in _ARTICLES:
-            if text.startswith(a):
-                text, changed = text[len(a):].strip(), True
-    m = _NUMBERED.match(text)
-    if m:
-        return f"{m.group(1)} {m.group(2)}"
-    return "living room" if text == "livingroom" else text
-
-
-class MultipleCommands(ValueError):
-    """Raised by :func:`interpret` when one reply holds several commands."""
-
-
-def interpret(command: str) -> tuple[str, tuple[str, ...]] | None:
-    """Match a normalised command against the grammar.
-
-    Returns:
-        ``(verb, args)`` with canonical verbs ``go open close take put use clean heat cool examine inventory look
-        help``, or None when nothing matches.
-
-    Raises:
-        MultipleCommands: The reply chains commands (``open door then go north``); nothing is executed.
-    """
-    parts = [p for p in _SEPARATORS.split(command) if p]
-    if len(parts) > 1 and sum(p.split(" ", 1)[0] in VERB_WORDS for p in parts) >= 2:
-        raise MultipleCommands(parts)
-    for verb, pattern in _BY_FIRST_WORD.get(command.split(" ", 1)[0], _GRAMMAR):
-        m = pattern.match(command)
-        if m is None or any(g in _NOT_A_NAME for g in m.groups()):
-            continue  # no match, or a command cut short: 'go to' read as go <'to'>, 'pick up' as pick <'up'>
-        if verb == "transform":
-            return _TRANSFORM_VERBS[m.group(1)], (entity(m.group(2)), entity(m.group(3)))
-        if verb == "take":
-            return "take", (entity(m.group(1)), entity(m.group(2)) if m.group(2) else "")
-        return verb, tuple(entity(g) for g in m.groups())
-    return None
+    return World(*generate_house(seed, difficulty))
 
 
 __all__ = [
-    "ALFWORLD_FAMILY_NAMES", "COMMAND_HELP", "DIFFICULTIES", "FAMILIES", "OBJECT_KINDS", "ROOM_LAYOUTS",
+    "ALFWORLD_FAMILY_NAMES", "COMMAND_HELP", "DIFFICULTIES", "FAMILIES", "OBJECT_KINDS", "PREP_IN", "ROOM_LAYOUTS",
     "MultipleCommands", "Receptacle", "Task", "Thing", "World", "entity", "generate", "interpret",
 ]

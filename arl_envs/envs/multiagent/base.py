@@ -17,7 +17,8 @@ shares:
   ``max_invalid_actions + 1``-th invalid move of an agent in one game forfeits it (:meth:`TextGameEnv._forfeit`;
   zero-sum default: the forfeiter -1, the others share +1). So an agent repeating an invalid move forever ends the
   game in at most ``max_invalid_actions + 1`` of its steps.
-* **What a step did**: :meth:`TextGameEnv.play` is ``step`` returning a :class:`PlayReport` (the move played or
+* **What a step did**: :meth:`TextGameEnv.play` is ``step`` returning a
+  :class:`~arl_envs.envs.multiagent.bookkeeping.PlayReport` (the move played or
   why it was invalid, and whether it forfeited the game), for callers such as the single-agent view.
 * **Info** of every agent, refreshed each step: ``legal_moves`` (native names; empty when it is not the agent's
   turn), ``reason`` (None, or why the agent's last move was invalid), ``invalid_moves`` (count this game),
@@ -74,19 +75,32 @@ import re
 import unicodedata
 import warnings
 from abc import abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, NamedTuple, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 from gymnasium.utils import seeding
 
 from arl_envs.core.actions import ParseError, parse_json_tool_calls, strip_tags
-from arl_envs.core.errors import DependencyNotInstalled, InvalidActionType, ResetNeeded
+from arl_envs.core.errors import DependencyNotInstalled, ResetNeeded
 from arl_envs.core.spaces import UnicodeText
 
+# The move bookkeeping, the Parallel wrappers and the module constructors have modules of their own; their names
+# are importable from here too.
+from arl_envs.envs.multiagent.bookkeeping import (  # noqa: F401 - PlayReport, _action_mask: re-exported
+    MoveBookkeeping,
+    MoveResult,
+    PlayReport,
+    _action_mask,
+)
+from arl_envs.envs.multiagent.parallel import (  # noqa: F401 - re-exported
+    GameModule,
+    ParallelSnapshot,
+    TurnParallelEnv,
+    make_module,
+)
+
 try:
-    from pettingzoo import AECEnv, ParallelEnv
-    from pettingzoo.utils.conversions import parallel_to_aec, turn_based_aec_to_parallel_wrapper
+    from pettingzoo import AECEnv
 except ImportError as _exc:  # pragma: no cover - exercised only without the extra
     raise DependencyNotInstalled("multi-agent games need PettingZoo: pip install 'arl-envs[multiagent]'") from _exc
 
@@ -172,48 +186,6 @@ class MoveText(UnicodeText):
         return hash(("MoveText", self.max_length, self.moves))
 
 
-@dataclass(slots=True)
-class MoveResult:
-    """What a game's :meth:`TextGameEnv._apply_move` did.
-
-    Attributes:
-        rewards: Step rewards by agent (missing agents get 0).
-        game_over: The game ended: every remaining agent is terminated.
-        leaving: Agents that leave the game now (terminated individually while the others go on).
-        truncated: The game was cut short (every remaining agent is truncated).
-        event: One line the other agents read in their next observation (e.g. ``"X played [4]."``).
-    """
-
-    rewards: dict[str, float] = field(default_factory=dict)
-    game_over: bool = False
-    leaving: tuple[str, ...] = ()
-    truncated: bool = False
-    event: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PlayReport:
-    """What one :meth:`TextGameEnv.play` did for the agent that moved.
-
-    Attributes:
-        agent: The agent whose reply it was.
-        move: The canonical move played, or None when the reply was an invalid move.
-        reason: Why the reply was invalid (None for a valid move).
-        invalid_moves: The agent's invalid moves in this game so far.
-        forfeit: This invalid move forfeited the game.
-    """
-
-    agent: str
-    move: str | None
-    reason: str | None = None
-    invalid_moves: int = 0
-    forfeit: bool = False
-
-    @property
-    def valid(self) -> bool:
-        """A move was played."""
-        return self.move is not None
-
 
 def resolve_invalid_budget(max_invalid_actions: int | None, max_invalid_moves: int | None, default: int) -> int:
     """The invalid-action budget from ``max_invalid_actions`` or its deprecated alias ``max_invalid_moves``.
@@ -233,7 +205,7 @@ def resolve_invalid_budget(max_invalid_actions: int | None, max_invalid_moves: i
     return budget
 
 
-class TextGameEnv(AECEnv):
+class TextGameEnv(MoveBookkeeping, AECEnv):
     """Base class of the text PettingZoo games (see the module docstring for how a game plugs in).
 
     Args:
@@ -489,37 +461,6 @@ class TextGameEnv(AECEnv):
         """Apply the selected agent's reply (raw model text); None only for a terminated/truncated agent."""
         self.play(action)
 
-    def play(self, action: str | None) -> PlayReport | None:
-        """:meth:`step`, saying what it did: the :class:`PlayReport` of the agent that moved (None for the dead
-        step of a terminated/truncated agent).
-
-        Raises:
-            ResetNeeded: No game was started, or the game is over.
-            InvalidActionType: A live agent's action is not a ``str``.
-        """
-        if not self._started:
-            raise ResetNeeded("call reset() before step()")
-        agent = self.agent_selection
-        if self.terminations.get(agent) or self.truncations.get(agent):
-            self._was_dead_step(action)
-            return None
-        if not self.agents:
-            raise ResetNeeded("the game is over; call reset()")
-        if not isinstance(action, str):
-            raise InvalidActionType(f"action must be a str (the model's text), got {type(action).__name__}")
-        self._cumulative_rewards[agent] = 0.0
-        try:
-            move = self._parse_move(agent, action)
-        except ParseError as exc:
-            return self._invalid(agent, str(exc))
-        self.last_reason[agent] = None
-        self._events[agent] = []
-        self.last_moves[agent] = move
-        result = self._apply_move(agent, move)
-        self.move_number += 1
-        self._finish_step(agent, result)
-        return PlayReport(agent, move, invalid_moves=self.invalid_moves[agent])
-
     def render(self) -> str | None:
         """``ansi``: the state as text; ``human``: prints it; None without a render mode."""
         if self.render_mode is None or not self._started:
@@ -643,76 +584,6 @@ class TextGameEnv(AECEnv):
         return "Your move. Legal moves: " + ", ".join(legal)
 
     # ------------------------------------------------------------------ bookkeeping
-    def _invalid(self, agent: str, reason: str) -> PlayReport:
-        self.invalid_moves[agent] += 1
-        self.last_reason[agent] = reason
-        count = self.invalid_moves[agent]
-        if count > self.max_invalid_actions:
-            self.forfeited = agent
-            self.last_reason[agent] = f"{reason}. That was invalid move {count}: you forfeit."
-            self._finish_step(agent, self._forfeit(agent))
-            return PlayReport(agent, None, self.last_reason[agent], count, forfeit=True)
-        for a in self.agents:
-            self.rewards[a] = 0.0
-        self._refresh_infos()
-        return PlayReport(agent, None, reason, count)
-
-    def _finish_step(self, agent: str, result: MoveResult) -> None:
-        agents = self.agents
-        rewards = self.rewards
-        if result.rewards:
-            returns, cumulative, paid = self.returns, self._cumulative_rewards, result.rewards
-            for a in agents:
-                r = float(paid.get(a, 0.0))
-                rewards[a] = r
-                returns[a] += r
-                cumulative[a] += r  # what AECEnv._accumulate_rewards does
-        else:
-            for a in agents:
-                rewards[a] = 0.0
-        event = result.event
-        if event:
-            events = self._events
-            for a in agents:
-                if a != agent:
-                    events[a].append(event)
-        over = result.game_over or result.truncated
-        if over:
-            flags = self.truncations if (result.truncated and not result.game_over) else self.terminations
-            for a in agents:
-                flags[a] = True
-        else:
-            for a in result.leaving:
-                self.terminations[a] = True
-            if not result.leaving or any(not (self.terminations[a] or self.truncations[a]) for a in agents):
-                self.agent_selection = self._current_agent()
-        self._refresh_infos()
-        if not over and result.leaving:
-            self._deads_step_first()
-
-    def _refresh_infos(self) -> None:
-        mover = self.agent_selection
-        terminations, truncations = self.terminations, self.truncations
-        reasons, invalid, instructions, n = self.last_reason, self.invalid_moves, self._instructions, self.move_number
-        infos = {}
-        for a in self.agents:
-            to_move = a == mover and not (terminations[a] or truncations[a])
-            infos[a] = {
-                # a copy: a caller that edits its info (pops a move it tried) must not change the rules
-                "legal_moves": list(self._legal(a)) if to_move else [],
-                "reason": reasons[a],
-                "invalid_moves": invalid[a],
-                "to_move": to_move,
-                "move_number": n,
-                "instructions": instructions[a],
-            }
-        moves = self.mask_moves
-        if moves is not None:
-            for info in infos.values():
-                legal = info["legal_moves"]
-                info["action_mask"] = _action_mask(moves, legal) if legal else np.zeros(len(moves), dtype=np.int8)
-        self.infos = infos
-
     def _format_tool_paragraph(self) -> str:
         """The move-format paragraph for :meth:`instructions`."""
         if self.action_format == "json":
@@ -742,32 +613,6 @@ def clean_message(text: str, max_chars: int) -> str:
     return " ".join(kept.replace('"', "'").split())[:max_chars]
 
 
-#: Most distinct legal-move lists whose mask is cached per vocabulary (tic-tac-toe has at most 2**9).
-_MASK_CACHE_SIZE = 4096
-_MASKS: dict[tuple[str, ...], dict[tuple[str, ...], np.ndarray]] = {}
-
-
-def _action_mask(moves: tuple[str, ...], legal: Sequence[str]) -> np.ndarray:
-    """A new ``np.int8`` mask over ``moves`` with 1 at each move of ``legal`` (each name must be in ``moves``).
-
-    Masks are built once per distinct ``legal`` list and copied (a copy is several times cheaper than filling a
-    new array, and the caller may edit its info's array)."""
-    cache = _MASKS.get(moves)
-    if cache is None:
-        cache = _MASKS[moves] = {}
-    key = tuple(legal)
-    mask = cache.get(key)
-    if mask is None:
-        index = {m: i for i, m in enumerate(moves)}
-        mask = np.zeros(len(moves), dtype=np.int8)
-        for m in key:
-            mask[index[m]] = 1
-        if len(cache) < _MASK_CACHE_SIZE:
-            cache[key] = mask
-        else:
-            return mask
-    return mask.copy()
-
 
 def bracket_candidates(text: str) -> list[str]:
     """Contents of the ``[...]`` brackets of ``text`` in order, whitespace around them stripped, keeping those of
@@ -792,111 +637,3 @@ def _visible(text: str) -> str:
     if close >= 0:  # a reply that starts inside a think block (template opened it)
         text = text[close + len("</think>"):]
     return text
-
-
-class ParallelSnapshot:
-    """``snapshot()`` / ``restore()`` for a Parallel env over an AEC text game held in ``self.aec_env``: the game's
-    :meth:`TextGameEnv.snapshot` plus the wrapper's own state (its ``agents`` list)."""
-
-    aec_env: TextGameEnv
-
-    def snapshot(self) -> Any:
-        """Save the game and this wrapper's state (a :class:`~arl_envs.core.snapshot.Snapshot`).
-
-        Raises:
-            ResetNeeded: No game yet.
-        """
-        from arl_envs.core.snapshot import Snapshot, class_path, copy_attributes
-
-        aec = self.aec_env.snapshot()
-        own = copy_attributes(self, {"aec_env"})
-        return Snapshot(class_path(self), {}, "copy", aec.turn, None, {"aec": aec, "own": own})
-
-    def restore(self, snap: Any) -> None:
-        """Put the game and this wrapper into the state of ``snap`` (from :meth:`snapshot` of the same class).
-
-        Raises:
-            SnapshotError: ``snap`` comes from another class.
-            TypeError: ``snap`` is not a Snapshot.
-        """
-        import copy
-
-        from arl_envs.core.snapshot import Snapshot, SnapshotError, class_path
-
-        if not isinstance(snap, Snapshot):
-            raise TypeError(f"restore() takes a Snapshot (from .snapshot()), got {type(snap).__name__}")
-        if snap.env_class != class_path(self):
-            raise SnapshotError(f"snapshot of {snap.env_class} cannot be restored into {class_path(self)}")
-        self.aec_env.restore(snap.state["aec"])
-        self.__dict__.update(copy.deepcopy(snap.state["own"]))
-
-
-class TurnParallelEnv(ParallelSnapshot, turn_based_aec_to_parallel_wrapper):
-    """PettingZoo's ``turn_based_aec_to_parallel`` of a turn-based text game (only the mover's action is used),
-    with two differences: a step without an action for the mover is an invalid move of the mover (an empty reply,
-    as in :class:`~arl_envs.envs.multiagent.cycle_parallel.CycleParallelEnv`; PettingZoo raises a bare
-    ``KeyError``), and a step with no game running raises :class:`ResetNeeded` (PettingZoo returns a 4-tuple).
-
-    Args:
-        aec_env: The AEC game.
-    """
-
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        """One move of the agent to move (``infos[agent]["to_move"]``); the other agents' actions are ignored.
-
-        Raises:
-            ResetNeeded: No game is running.
-            InvalidActionType: The mover's action is not a ``str``.
-        """
-        if not self.agents:
-            raise ResetNeeded("call reset() before step(): no game is running")
-        mover = self.aec_env.agent_selection
-        if mover not in actions:
-            actions = {**actions, mover: ""}
-        return super().step(actions)
-
-
-class GameModule(NamedTuple):
-    """The three constructors of a game module, PettingZoo style."""
-
-    env: Callable[..., AECEnv]
-    raw_env: Callable[..., AECEnv]
-    parallel_env: Callable[..., ParallelEnv]
-
-
-def make_module(game: type[AECEnv], *, parallel: type[ParallelEnv] | None = None) -> GameModule:
-    """Build ``env``, ``raw_env`` and ``parallel_env`` for a game module.
-
-    Args:
-        game: A :class:`TextGameEnv` subclass (turn-based: ``parallel_env`` is
-            ``turn_based_aec_to_parallel(game(**kw))``), or None when ``parallel`` is given.
-        parallel: A natively simultaneous ``ParallelEnv`` class; then ``env``/``raw_env`` are
-            ``parallel_to_aec(parallel(**kw))``.
-
-    Returns:
-        :class:`GameModule` ``(env, raw_env, parallel_env)``; all take the game's keyword arguments.
-    """
-    if parallel is not None:
-        par_cls = parallel
-
-        def par_fn(**kwargs: Any) -> ParallelEnv:
-            return par_cls(**kwargs)
-
-        def aec_fn(**kwargs: Any) -> AECEnv:
-            return parallel_to_aec(par_cls(**kwargs))
-
-        aec_fn.__doc__ = f"AEC version of {par_cls.__name__} (parallel_to_aec)."
-        par_fn.__doc__ = par_cls.__doc__
-        return GameModule(aec_fn, aec_fn, par_fn)
-
-    cls = game
-
-    def env_fn(**kwargs: Any) -> AECEnv:
-        return cls(**kwargs)
-
-    def parallel_fn(**kwargs: Any) -> ParallelEnv:
-        return TurnParallelEnv(cls(**kwargs))
-
-    env_fn.__doc__ = cls.__doc__
-    parallel_fn.__doc__ = f"Parallel version of {cls.__name__} (TurnParallelEnv: only the mover acts)."
-    return GameModule(env_fn, env_fn, parallel_fn)

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 from pettingzoo import ParallelEnv
 
 from arl_envs.core.errors import InvalidActionType, ResetNeeded
-from arl_envs.envs.multiagent.base import ParallelSnapshot, TextGameEnv
+from arl_envs.envs.multiagent.base import TextGameEnv
+from arl_envs.envs.multiagent.parallel import ParallelSnapshot
 
 __all__ = ["CycleParallelEnv"]
 

@@ -16,54 +16,36 @@ parsing, invalid-move retries and forfeits.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from arl_envs.core.errors import DependencyNotInstalled
-from arl_envs.envs.multiagent.cycle_parallel import CycleParallelEnv
 from arl_envs.envs.multiagent.base import (
     FORFEIT_REWARD,
     MAX_ACTION_CHARS,
     MoveResult,
     MoveText,
     TextGameEnv,
-    TurnParallelEnv,
     _PREFIX,
     _visible,
 )
+from arl_envs.envs.multiagent.cycle_parallel import CycleParallelEnv
+from arl_envs.envs.multiagent.openspiel_experts import (  # noqa: F401 - the expert settings, importable from here too
+    EXPERT_MAX_MEMORY_MB,
+    EXPERT_SIMULATIONS,
+    EXPERT_UCT_C,
+    EXPERTS,
+    MCTS_OPPONENT_SIMULATIONS,
+    SOLVER_MAX_STATES,
+    OpenSpielExperts,
+    _pyspiel,
+)
+from arl_envs.envs.multiagent.parallel import TurnParallelEnv
 
 __all__ = ["OpenSpielEnv", "MoveText", "CycleParallelEnv", "env", "raw_env", "parallel_env", "load_game"]
 
-#: Simulations per move of the reference (IS-)MCTS expert.
-EXPERT_SIMULATIONS = 200
-#: UCT exploration constant of the expert (OpenSpiel's examples use 2).
-EXPERT_UCT_C = 2.0
-#: Memory cap of the expert's search tree, in MB.
-EXPERT_MAX_MEMORY_MB = 256
 #: Longest reply tried as a bare move name, in characters (battleship's names are ~60).
 MAX_BARE_MOVE_CHARS = 200
-
-#: Simulations per move of the ``"mcts"`` opponent (a weaker budget than the expert's).
-MCTS_OPPONENT_SIMULATIONS = 50
-#: Expert kinds: OpenSpiel's search (``"mcts"``) or an exact game-tree solve (``"solver"``, small games only).
-EXPERTS = ("mcts", "solver")
-#: Most states the exact solver memoises per game before it gives up (``NotImplementedError``).
-SOLVER_MAX_STATES = 2_000_000
-
-_INSTALL_HINT = "pip install 'arl-envs[openspiel]'"
-
-#: Exact values solved so far: game string -> {state key: value for player 0}. A read-only cache of game-theoretic
-#: facts (the same for every instance), filled on use.
-_SOLVED: dict[str, dict[str, float]] = {}
-
-
-def _pyspiel() -> Any:
-    try:
-        import pyspiel  # noqa: PLC0415 - optional dependency, imported on use
-    except ImportError as exc:  # pragma: no cover - exercised only where open-spiel is absent
-        raise DependencyNotInstalled(f"the OpenSpiel bridge needs open-spiel: {_INSTALL_HINT}") from exc
-    return pyspiel
 
 
 def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
@@ -89,7 +71,7 @@ def load_game(game: str, game_params: dict[str, Any] | None = None) -> Any:
         raise ValueError(f"OpenSpiel cannot load game {game!r} with params {game_params}: {exc}") from exc
 
 
-class OpenSpielEnv(TextGameEnv):
+class OpenSpielEnv(OpenSpielExperts, TextGameEnv):
     """Any turn-based OpenSpiel game as a PettingZoo AEC text environment.
 
     Description:
@@ -137,8 +119,9 @@ class OpenSpielEnv(TextGameEnv):
         max_invalid_moves: Deprecated alias of ``max_invalid_actions``.
         max_moves: Player moves (chance excluded) before truncation; None: the game's own end.
         expert_simulations: (IS-)MCTS simulations per move of :meth:`expert_move` (default 200).
-        expert: ``"mcts"`` (default: (IS-)MCTS with ``expert_simulations``) or ``"solver"`` (exact minimax; small
-            two-player zero-sum perfect-information games without chance).
+        expert: ``"mcts"`` (default: (IS-)MCTS with ``expert_simulations``), ``"solver"`` (exact minimax; small
+            two-player zero-sum perfect-information games without chance) or ``"cfr"`` (a draw from a CFR+ average
+            policy; small two-player zero-sum games, hidden information and chance allowed).
         mcts_simulations: Simulations per move of the single-agent view's ``"mcts"`` opponent (default 50).
         action_format: ``"native"`` or ``"json"`` (``move`` tool calls only), as the base class.
         render_mode: None, ``"ansi"`` or ``"human"``: OpenSpiel's full state string (hidden information included).
@@ -208,6 +191,8 @@ class OpenSpielEnv(TextGameEnv):
         if expert == "solver" and not (self.perfect_information and self.zero_sum and self.num_players == 2):
             raise ValueError(f"expert='solver' needs a two-player zero-sum perfect-information game; "
                              f"{self.game_name} is not one")
+        if expert == "cfr" and not (self.zero_sum and self.num_players == 2 and not self.simultaneous):
+            raise ValueError(f"expert='cfr' needs a two-player zero-sum turn-based game; {self.game_name} is not one")
         #: Most moves of one game (OpenSpiel's max_game_length): the single-agent view's turn budget.
         self.max_moves_hint = int(spiel.max_game_length())
         self.title = f"OpenSpiel {self.game_name}"
@@ -399,89 +384,6 @@ class OpenSpielEnv(TextGameEnv):
             + self._format_tool_paragraph() + " " + self._limits_paragraph()
         )
 
-    #: Opponent kinds of the single-agent view (:class:`~arl_envs.envs.multiagent.view.GameSeatEnv`): ``"mcts"``
-    #: is OpenSpiel's (IS-)MCTS bot with ``mcts_simulations`` simulations per move.
-    opponent_kinds: ClassVar[tuple[str, ...]] = ("random", "expert", "mcts")
-
-    def opponent_move(self, kind: str, agent: str, rng: np.random.Generator) -> str:
-        """A move of the view's opponent of kind ``kind`` (``"mcts"``: :meth:`search_move` with
-        ``mcts_simulations``).
-
-        Raises:
-            ValueError: An unknown kind, or not ``agent``'s turn.
-        """
-        if kind == "mcts":
-            return self.search_move(agent, rng, self.mcts_simulations)
-        if kind == "expert":
-            return self.expert_move(agent, rng)
-        if kind == "random":
-            return self.random_move(agent, rng)
-        raise ValueError(f"unknown opponent kind {kind!r}; known: {self.opponent_kinds}")
-
-    def expert_move(self, agent: str, rng: np.random.Generator) -> str:
-        """The reference expert's move: with ``expert="solver"`` an exact minimax move (:meth:`solver_move`),
-        otherwise :meth:`search_move` with ``expert_simulations``.
-
-        Raises:
-            ValueError: It is not ``agent``'s turn.
-            NotImplementedError: No search or solve for this game (see :meth:`search_move`, :meth:`solver_move`).
-        """
-        if self.expert == "solver":
-            return self.solver_move(agent)
-        return self.search_move(agent, rng, self.expert_simulations)
-
-    def solver_move(self, agent: str) -> str:
-        """An optimal move by exact minimax over the whole game tree (memoised per game in a shared table of
-        values; at most :data:`SOLVER_MAX_STATES` states). Among optimal moves, the first in OpenSpiel's order.
-
-        Raises:
-            ValueError: It is not ``agent``'s turn.
-            NotImplementedError: The tree has more than :data:`SOLVER_MAX_STATES` states, or chance nodes.
-        """
-        names, ids = self.legal(agent)
-        if not ids:
-            raise ValueError(f"it is not {agent}'s turn")
-        table = _SOLVED.setdefault(self.game_string, {})
-        player = self.agent_index[agent]
-        sign = 1.0 if player == 0 else -1.0
-        best, best_value = ids[0], -np.inf
-        for a in ids:
-            child = self.spiel_state.child(a)
-            value = sign * _solve(child, table)
-            if value > best_value + 1e-12:
-                best, best_value = a, value
-        return names[ids.index(best)]
-
-    def search_move(self, agent: str, rng: np.random.Generator, simulations: int) -> str:
-        """OpenSpiel's MCTS (perfect information) or IS-MCTS (imperfect information) with random rollouts,
-        ``simulations`` simulations per move (seeded from ``rng``). Cost grows with the game's length
-        (about 0.5 s per move in othello, seconds in backgammon, at 200 simulations).
-
-        Raises:
-            ValueError: It is not ``agent``'s turn.
-            NotImplementedError: OpenSpiel's searches do not support the game (IS-MCTS needs
-                ``ResampleFromInfostate``, missing e.g. in liars_dice, battleship, phantom_ttt and turn-based
-                simultaneous games; MCTS needs terminal rewards, missing e.g. in 2048).
-        """
-        names, ids = self.legal(agent)
-        if not ids:
-            raise ValueError(f"it is not {agent}'s turn")
-        if len(ids) == 1:
-            return names[0]
-        pyspiel = _pyspiel()
-        seed = int(rng.integers(0, 2**31 - 1))
-        try:
-            evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
-            if self.perfect_information:
-                bot = pyspiel.MCTSBot(self.game, evaluator, EXPERT_UCT_C, int(simulations),
-                                      EXPERT_MAX_MEMORY_MB, True, seed, False)
-            else:
-                bot = pyspiel.ISMCTSBot(seed, evaluator, EXPERT_UCT_C, int(simulations))
-            action = int(bot.step(self.spiel_state))
-        except pyspiel.SpielError as exc:
-            raise NotImplementedError(f"no OpenSpiel search expert for {self.game_string}: {exc}") from exc
-        return names[ids.index(action)]
-
     def _refresh_infos(self) -> None:
         super()._refresh_infos()
         for a, info in self.infos.items():
@@ -516,29 +418,6 @@ def _leduc_legend(view: str) -> str:
 #: Readable lines appended to a game's observation where OpenSpiel's string uses ids (game short name -> function
 #: of the observation string, which shows only what that player may see).
 _LEGENDS: dict[str, Any] = {"leduc_poker": _leduc_legend}
-
-
-def _solve(state: Any, table: dict[str, float]) -> float:
-    """Game value of ``state`` for player 0 under optimal play (two-player zero-sum, perfect information, no
-    chance), memoised in ``table`` by the state's string plus the player to move.
-
-    Raises:
-        NotImplementedError: A chance node, or more than :data:`SOLVER_MAX_STATES` states.
-    """
-    if state.is_terminal():
-        return float(state.returns()[0])
-    key = f"{state.current_player()}|{state}"
-    hit = table.get(key)
-    if hit is not None:
-        return hit
-    if state.is_chance_node():
-        raise NotImplementedError("the exact solver does not handle chance nodes")
-    if len(table) >= SOLVER_MAX_STATES:
-        raise NotImplementedError(f"the game tree has more than {SOLVER_MAX_STATES} states: too large to solve")
-    values = [_solve(state.child(a), table) for a in state.legal_actions()]
-    value = max(values) if state.current_player() == 0 else min(values)
-    table[key] = value
-    return value
 
 
 def raw_env(**kwargs: Any) -> OpenSpielEnv:

@@ -3,7 +3,8 @@
 :class:`BrowserSession` holds what runs on the browser host's event loop (:mod:`arl_envs.envs.web.browser`):
 borrowing a pooled browser context (:class:`_ContextSlot`) and restarting the episode in place or reloading the
 page, serving the task's files through request routing (every other origin is blocked), accepting dialogs,
-following new tabs, taking the page snapshot (:mod:`arl_envs.envs.web.axtree`) and carrying out one action.
+following new tabs, taking the page snapshot (:mod:`arl_envs.envs.web.axtree`) and carrying out one action (the
+action itself is :class:`~arl_envs.envs.web.page_actions.PageActions`, its base class).
 ``WebEnv`` derives from it and adds the env contract (tools, parsing, rewards, observation text); the state both
 use is set up in ``WebEnv.__init__``.
 """
@@ -19,18 +20,16 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 
-from arl_envs.core.actions import ParseError
 from arl_envs.core.tools import ToolCall
 from arl_envs.envs.web.axtree import (
-    ACTION_CALL,
     RESOLVE_CALL,
     RESTART_CALL,
     SNAPSHOT_CALL,
     SNAPSHOT_JS,
     Snapshot,
-    check_bid,
 )
 from arl_envs.envs.web.browser import BrowserCallTimeout, BrowserCrashed, BrowserUnavailable
+from arl_envs.envs.web.page_actions import DRAG_STEPS, NAVIGATION_TIMEOUT_S, PageActions  # noqa: F401 - DRAG_STEPS re-exported
 from arl_envs.envs.web.task import (
     TASK_ORIGIN,
     canonical_url,
@@ -42,8 +41,6 @@ from arl_envs.envs.web.task import (
 OBS_MODES = ("axtree", "axtree+screenshot")
 #: Seconds one action may take (Playwright's actionability wait: visible, enabled, stable, not covered).
 ACTION_TIMEOUT_S = 2.0
-#: Seconds a navigation (reset's page load, go_back, go_forward) may take.
-NAVIGATION_TIMEOUT_S = 10.0
 #: Seconds a whole step or reset may take before the browser is declared hung (``env_error``).
 STEP_TIMEOUT_S = 30.0
 #: Page size in CSS pixels (width, height); screenshots are this size.
@@ -56,8 +53,6 @@ SNAPSHOT_ATTEMPTS = 8
 NAVIGATION_WAIT_S = 5.0
 #: Seconds to wait for a tab the page asked to open (window.open, a link with a target).
 POPUP_WAIT_S = 2.0
-#: Intermediate mouse moves of a drag.
-DRAG_STEPS = 5
 #: Dialog messages kept for the next observation.
 MAX_DIALOGS = 5
 #: Clean browser contexts kept per process for the next env (a new context costs a new renderer process).
@@ -109,7 +104,7 @@ def _inject_prelude(html: bytes, seed: int) -> bytes:
 
 
 
-class BrowserSession:
+class BrowserSession(PageActions):
     """The browser-side methods of a web env (a mixin of :class:`~arl_envs.envs.web.env.WebEnv`).
 
     They run on the browser host's loop thread (``self._host.call(...)``); the attributes they use (``task``,
@@ -484,110 +479,6 @@ class BrowserSession:
                 error = _describe_error(exc, call.name, self.action_timeout_s)
         await self._snapshot_async()
         return error
-
-    async def _perform(self, call: ToolCall) -> str | None:
-        name, a = call.name, call.arguments
-        page = self._page
-        if name in ("answer", "noop"):
-            if name == "noop" and a.get("wait_ms"):
-                await asyncio.sleep(float(a["wait_ms"]) / 1000)
-            return None
-        if name == "scroll":
-            await page.mouse.wheel(float(a["delta_x"]), float(a["delta_y"]))
-            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => r(null)))")
-            return None
-        if name in ("go_back", "go_forward"):
-            fn = page.go_back if name == "go_back" else page.go_forward
-            resp = await fn(wait_until="load", timeout=NAVIGATION_TIMEOUT_S * 1000)
-            if resp is None and page.url == (self._snap.url if self._snap else page.url):
-                return f"cannot {name.replace('_', ' ')}: no {'previous' if name == 'go_back' else 'next'} page in this tab"
-            return None
-        if name == "tab_focus":
-            i = int(a["index"])
-            if not 0 <= i < len(self._pages):
-                return f"no tab with index {i}; open tabs: 0..{len(self._pages) - 1}"
-            self._active = i
-            await self._pages[i].bring_to_front()
-            return None
-        bids = [str(a["from_bid"]), str(a["to_bid"])] if name == "drag" else [str(a["bid"])]
-        assert self._snap is not None
-        for bid in bids:
-            problem = check_bid(bid, self._snap, self._first_prefix)
-            if problem:
-                return problem
-            if bid in self._snap.disabled and name not in ("hover", "drag"):
-                return f"element {bid!r} is disabled"
-        try:
-            return await asyncio.wait_for(self._element_action(page, name, a, bids), self.action_timeout_s)
-        except asyncio.TimeoutError:
-            return (
-                f"{name} timed out after {self.action_timeout_s:g} s (the page did not respond in time; "
-                "it may be busy)"
-            )
-
-    async def _element_action(self, page: Any, name: str, a: dict[str, Any], bids: list[str]) -> str | None:
-        """Act on elements by bid: our in-page helper finds, scrolls to and hit-tests the element, then real
-        mouse/keyboard input is sent (no Playwright locator: its actionability polling waits for animation
-        frames, which costs 50-100 ms per action on a busy machine)."""
-        bid = bids[0]
-        if name == "fill":
-            r = await page.evaluate(ACTION_CALL, ["prepareFill", bid, str(a["value"])])
-            if r.get("error"):
-                return f"fill: {r['error']}"
-            if not r.get("done"):
-                if a["value"]:
-                    await page.keyboard.insert_text(str(a["value"]))
-                else:
-                    await page.keyboard.press("Delete")
-            return None
-        if name == "select_option":
-            opts = a["options"]
-            r = await page.evaluate(ACTION_CALL, ["selectOption", bid, opts if isinstance(opts, list) else [str(opts)]])
-            return f"select_option: {r['error']}" if r.get("error") else None
-        if name == "press":
-            r = await page.evaluate(ACTION_CALL, ["focusBid", bid])
-            if r.get("error"):
-                return f"press: {r['error']}"
-            await page.keyboard.press(str(a["key_comb"]))
-            return None
-        hit_test = name in ("click", "dblclick", "check", "uncheck", "drag")
-        r = await page.evaluate(ACTION_CALL, ["target", bid, hit_test])
-        if r.get("tag") == "OPTION" and name == "click":  # an option of a <select>: select it
-            r2 = await page.evaluate(ACTION_CALL, ["selectOption", bid, None])
-            return f"click: {r2['error']}" if r2.get("error") else None
-        if r.get("error"):
-            return f"{name}: {r['error']}"
-        if r.get("disabled") and name not in ("hover", "drag"):
-            return f"element {bid!r} is disabled"
-        x, y = float(r["x"]), float(r["y"])
-        if name == "click":
-            await page.mouse.click(x, y, button=a.get("button", "left"))
-        elif name == "dblclick":
-            await page.mouse.dblclick(x, y)
-        elif name == "hover":
-            await page.mouse.move(x, y)
-        elif name in ("check", "uncheck"):
-            is_box = (r.get("tag") == "INPUT" and r.get("type") in ("checkbox", "radio")) or r.get("role") in (
-                "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio")
-            if not is_box:
-                return f"{name}: element {bid!r} is not a checkbox or radio button"
-            want = name == "check"
-            if bool(r.get("checked")) == want:
-                return None
-            if not want and r.get("type") == "radio":
-                return f"uncheck: element {bid!r} is a radio button; choose another option instead"
-            await page.mouse.click(x, y)
-        elif name == "drag":
-            r2 = await page.evaluate(ACTION_CALL, ["target", bids[1], False])
-            if r2.get("error"):
-                return f"drag: {r2['error']}"
-            await page.mouse.move(x, y)
-            await page.mouse.down()
-            await page.mouse.move(float(r2["x"]), float(r2["y"]), steps=DRAG_STEPS)
-            await page.mouse.up()
-        else:  # pragma: no cover - every tool is handled
-            raise ParseError(f"unhandled action {name!r}")
-        return None
 
     def _is_browser_error(self, exc: BaseException) -> bool:
         if isinstance(exc, (BrowserCrashed, BrowserCallTimeout, BrowserUnavailable)):

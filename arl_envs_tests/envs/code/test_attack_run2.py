@@ -90,7 +90,7 @@ def test_deep_tree_in_the_job_dir_does_not_void_a_functions_episode(backend: str
 
 def test_remove_tree_is_iterative_and_stays_inside(tmp_path: Any) -> None:
     """The runner's clean-up (host-side unit test): 1,200 levels, locked directories, a symlink out."""
-    from arl_envs.envs.code.runner import remove_tree
+    from arl_envs.envs.code.processes import remove_tree
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -9,7 +9,7 @@ import pytest
 from arl_envs.envs.code.generated import DIFFICULTIES, FAMILIES, generated_task
 from arl_envs.envs.code.harness import Harness, Job
 from arl_envs.envs.code.repo import all_bug_ids, repo_task
-from arl_envs.envs.code.runner import CPU_FLOOR_S, cpu_limit_from_reference
+from arl_envs.envs.code.protocol import CPU_FLOOR_S, cpu_limit_from_reference
 from arl_envs.envs.code.tasks import (
     SAMPLE_HUMANEVAL_STYLE_PATH,
     SAMPLE_MBPP_PATH,

@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from arl_envs.envs.code import runner
+from arl_envs.envs.code import protocol
 from arl_envs.envs.code.harness import CHILD_SOURCE, verify_record
-from arl_envs.envs.code.runner import CodecError, cpu_limit_from_reference, decode, encode, outputs_match, strict_equal
+from arl_envs.envs.code.protocol import CodecError, cpu_limit_from_reference, decode, encode, outputs_match, strict_equal
 
 VALUES = [
     None, True, False, 0, -7, 10**40, 0.5, -0.0, float("inf"), "héllo\n\x00", "\ud800", b"\x00\xff", 1 + 2j,
@@ -54,7 +54,7 @@ def test_decode_rejects_malformed_or_untyped_data(data: object) -> None:
 
 def test_decode_rejects_deep_nesting() -> None:
     data: object = []
-    for _ in range(runner.MAX_DEPTH + 5):
+    for _ in range(protocol.MAX_DEPTH + 5):
         data = [data]
     with pytest.raises(CodecError):
         decode(data)
@@ -102,16 +102,16 @@ def test_output_comparison_is_exact_and_ordered() -> None:
 
 
 def test_cpu_limit_formula() -> None:
-    assert cpu_limit_from_reference(0.0) == runner.CPU_FLOOR_S
+    assert cpu_limit_from_reference(0.0) == protocol.CPU_FLOOR_S
     assert cpu_limit_from_reference(0.2) == pytest.approx(2.0)
     assert cpu_limit_from_reference(0.123) == pytest.approx(1.3)  # 1.23 rounded up to 0.1 s
-    assert cpu_limit_from_reference(50.0) == runner.MAX_CPU_LIMIT_S
+    assert cpu_limit_from_reference(50.0) == protocol.MAX_CPU_LIMIT_S
 
 
 def _record(key: bytes, nonce: str, record: dict) -> str:
     body = base64.b64encode(json.dumps(record).encode()).decode()
     mac = hmac.new(key, f"{nonce} {body}".encode(), hashlib.sha256).hexdigest()
-    return f"{runner.RESULT_MARKER} {nonce} {body} {mac}"
+    return f"{protocol.RESULT_MARKER} {nonce} {body} {mac}"
 
 
 def test_verify_record_accepts_only_the_authentic_line() -> None:
@@ -124,7 +124,7 @@ def test_verify_record_accepts_only_the_authentic_line() -> None:
         _record(key, nonce, good),
         _record(b"x" * 32, nonce, forged),  # wrong key
         _record(key, "other-nonce", forged),  # replayed from another run
-        f"{runner.RESULT_MARKER} {nonce} {base64.b64encode(json.dumps(forged).encode()).decode()} {'0' * 64}",
+        f"{protocol.RESULT_MARKER} {nonce} {base64.b64encode(json.dumps(forged).encode()).decode()} {'0' * 64}",
     ])
     assert verify_record(out, key, nonce) == good
     assert verify_record("=== 5 passed ===\n", key, nonce) is None

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from arl_envs.envs.code.harness import verify_record
-from arl_envs.envs.code.runner import BOOTSTRAP
+from arl_envs.envs.code.protocol import BOOTSTRAP
 from arl_envs.envs.code.swe.testrun import CHILD_SOURCE, pytest_args
 
 RUNNER_SOURCE = (Path(__file__).parent / "swe_runner.py").read_text(encoding="utf-8")
@@ -82,7 +82,7 @@ def grade(sandbox: Any, *, repo: str, src: str, test_paths: list[str], pristine:
     head = pytest_args([], "INI")
     i = head.index("INI")
     payload = {
-        "runner": RUNNER_SOURCE,
+        "runner": [RUNNER_SOURCE],
         "child": CHILD_SOURCE,
         "key": key.hex(),
         "nonce": nonce,

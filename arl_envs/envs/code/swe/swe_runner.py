@@ -1,7 +1,8 @@
 """The in-sandbox grading runner of ``arl/code.swe-v0`` (standard library only; runs INSIDE the sandbox).
 
-Sent as the ``runner`` of the code harness's :data:`~arl_envs.envs.code.runner.BOOTSTRAP` (``python3 -I -S -B``,
-made non-dumpable before it reads its payload from stdin; see :mod:`arl_envs.envs.code.grade`). ``main``:
+Sent as the only ``runner`` source of the code harness's :data:`~arl_envs.envs.code.protocol.BOOTSTRAP`
+(``python3 -I -S -B``, made non-dumpable before it reads its payload from stdin; see :mod:`arl_envs.envs.code.grade`).
+``main``:
 
 1. copies the agent's work tree (``payload["repo"]``) into a private scratch directory made before any submitted
    code runs (links copied as links, never followed);

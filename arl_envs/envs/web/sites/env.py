@@ -1,9 +1,10 @@
 """``SiteEnv``: a task template of a multi-page site (Flask over SQLite) in the web domain's Chromium.
 
 Ids ``arl/web.site-shop-v0`` (every shop template), ``arl/web.site-webshop-v0`` (WebShop-style purchases with
-WebShop's partial-credit reward), ``arl/web.site-tracker-v0`` (the GitLab-like tracker) and ``arl/web.site-admin-v0``
-(the shop's back office). Observation, actions, experts and reset/step behaviour are :class:`WebEnv`'s; what
-differs is where pages come from and how episodes are scored:
+WebShop's partial-credit reward), ``arl/web.site-forum-v0`` (every forum template), ``arl/web.site-tracker-v0`` (the
+GitLab-like tracker) and ``arl/web.site-admin-v0`` (the shop's back office, its own staff login); the cross-site id
+``arl/web.site-cross-v0`` is :mod:`arl_envs.envs.web.sites.cross.env`. Observation, actions, experts and reset/step
+behaviour are :class:`WebEnv`'s; what differs is where pages come from and how episodes are scored:
 
 * Pages: every request for ``http://arl.test/site-<site>/...`` is answered by the site's Flask app in-process with
   THIS env's own SQLite database (:mod:`arl_envs.envs.web.sites.server`); other URLs stay blocked.
@@ -20,7 +21,7 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 from urllib.parse import urljoin, urlsplit
 from http.cookies import SimpleCookie
 
@@ -29,29 +30,31 @@ import numpy as np
 from arl_envs.core.env import Transition
 from arl_envs.envs.web.env import WebEnv, _inject_prelude
 from arl_envs.envs.web.task import TASK_ORIGIN, ExpertView, Score, TaskInstance, WebTask, js_value
-from arl_envs.envs.web.sites.server import Site, get_site
+from arl_envs.envs.web.sites.server import SITE_MODULES, Site, get_site
 from arl_envs.envs.web.sites.shop.tasks import TEMPLATES as SHOP_TEMPLATES
 from arl_envs.envs.web.sites.tasks import FAMILIES, Template, forget_changes
 
 #: Default number of shop products (the ``size`` kwarg).
 DEFAULT_SIZE = 5000
-#: Default ``size`` per site (shop and admin: products; tracker: issues).
-DEFAULT_SIZES = {"shop": DEFAULT_SIZE, "tracker": 3000, "admin": DEFAULT_SIZE}
 
 
 def site_templates(site: str) -> list[Template]:
-    """Every template of ``site`` (imported on first use)."""
+    """Every template of ``site`` (its table, in order)."""
     if site == "shop":
         return SHOP_TEMPLATES
-    if site == "tracker":
-        from arl_envs.envs.web.sites.tracker.tasks import TEMPLATES
+    if site == "forum":
+        from arl_envs.envs.web.sites.forum.table import TEMPLATES
 
         return TEMPLATES
+    if site == "tracker":
+        from arl_envs.envs.web.sites.tracker.tasks import TEMPLATES as TRACKER
+
+        return TRACKER
     if site == "admin":
         from arl_envs.envs.web.sites.admin.tasks import TEMPLATES as ADMIN
 
         return ADMIN
-    raise ValueError(f"unknown site {site!r}; known: {', '.join(DEFAULT_SIZES)}")
+    raise ValueError(f"unknown site {site!r}; known: {', '.join(SITE_MODULES)}")
 
 
 def templates_for(site: str, family: str) -> list[Template]:
@@ -59,10 +62,10 @@ def templates_for(site: str, family: str) -> list[Template]:
     table = site_templates(site)
     if family == "all":
         return [t for t in table if t.family != "webshop"]
-    out = [t for t in table if t.family == family]
-    if not out:
-        raise ValueError(f"site {site!r} has no templates of family {family!r}")
-    return out
+    found = [t for t in table if t.family == family]
+    if not found:
+        raise ValueError(f"site {site!r} has no {family!r} templates")
+    return found
 
 
 class SiteTask(WebTask):
@@ -118,14 +121,14 @@ class SiteEnv(WebEnv):
     """A multi-page website task (see the module docstring); all :class:`WebEnv` kwargs apply.
 
     Arguments:
-        site: ``"shop"``, ``"tracker"`` (the GitLab-like issue tracker) or ``"admin"`` (the shop's back office,
-            its own staff login).
+        site: ``"shop"``, ``"forum"``, ``"tracker"`` or ``"admin"``.
         family: Template family: ``"all"`` (default), ``"info"`` (answer a question), ``"nav"`` (reach a page),
-            ``"change"`` (change the database: cart, orders, reviews, account; tracker: issues, comments, labels,
-            milestones, merge requests) or ``"webshop"`` (shop only: buy a product by attributes, options and a price
-            bound; WebShop's reward with partial credit).
-        size: Number of products in the shop's (and admin's) database (>= 500; default 5,000); the tracker's number
-            of issues (>= 500; default 3,000).
+            ``"change"`` (change the database: shop cart, orders, reviews, account; forum posts, comments, votes,
+            subscriptions, profile; tracker issues, comments, labels, milestones, merge requests; admin orders,
+            notes, stock, prices, customers) or ``"webshop"`` (shop only: buy a product by attributes, options and
+            a price bound; WebShop's reward with partial credit).
+        size: Shop and admin: number of products (default 5,000); forum: number of posts (default 2,000); tracker:
+            number of issues (default 3,000); >= 500.
 
     Rewards:
         ``task``: 1 for the exact goal; for ``family="webshop"`` WebShop's score of the purchased item
@@ -137,11 +140,9 @@ class SiteEnv(WebEnv):
     """
 
     def __init__(self, site: str = "shop", *, family: str = "all", size: int | None = None, **kwargs: Any) -> None:
+        size = SITE_MODULES.get(site, DEFAULT_SIZE) if size is None else size
         if family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
-        if site not in DEFAULT_SIZES:
-            raise ValueError(f"unknown site {site!r}; known: {', '.join(DEFAULT_SIZES)}")
-        size = DEFAULT_SIZES[site] if size is None else size
         if size < 500:
             raise ValueError(f"size must be >= 500, got {size}")
         self.site_name, self.family, self.size = site, family, int(size)
@@ -171,10 +172,8 @@ class SiteEnv(WebEnv):
         try:
             req = route.request
             parts = urlsplit(req.url)
-            mount = "/" + self.task.name
-            if f"{parts.scheme}://{parts.netloc}" != TASK_ORIGIN or not (
-                parts.path == mount or parts.path.startswith(mount + "/")
-            ):
+            backend = self._backend(parts.path) if f"{parts.scheme}://{parts.netloc}" == TASK_ORIGIN else None
+            if backend is None:
                 await route.abort("blockedbyclient")
                 return
             headers = await req.all_headers()
@@ -182,7 +181,7 @@ class SiteEnv(WebEnv):
 
             def serve() -> tuple[int, list[tuple[str, str]], bytes, str]:
                 with self.task.db_lock:
-                    return follow_redirects(self._site, self._db, req.method, req.url, headers, body, mount)
+                    return backend(req.method, req.url, headers, body)
 
             status, resp_headers, data, final_url = await asyncio.to_thread(serve)
             ctype = dict((k.lower(), v) for k, v in resp_headers).get("content-type", "")
@@ -195,6 +194,15 @@ class SiteEnv(WebEnv):
         except Exception:  # the context closed while a request was in flight
             with contextlib.suppress(Exception):
                 await route.abort()
+
+    def _backend(self, path: str) -> Callable[[str, str, dict[str, str], bytes | None], tuple] | None:
+        """What serves a request for ``path`` on the task origin: ``(method, url, headers, body) -> (status,
+        headers, body, final URL)``, or None (blocked). Here: the site's app on this env's database under its mount."""
+        mount = "/" + self.task.name
+        if not (path == mount or path.startswith(mount + "/")):
+            return None
+        return lambda method, url, headers, body: follow_redirects(self._site, self._db, method, url, headers, body,
+                                                                   mount)
 
     def _close(self) -> None:
         try:

@@ -29,6 +29,12 @@ _SITES: dict[tuple[str, int], "Site"] = {}
 _COUNTER = itertools.count()
 
 
+#: Sites by name: each is a package ``arl_envs.envs.web.sites.<name>`` with ``app.create_app()`` and
+#: ``data.build(conn, size)``; the value is the site's default size (shop and admin: products, forum: posts,
+#: tracker: issues).
+SITE_MODULES = {"shop": 5000, "forum": 2000, "tracker": 3000, "admin": 5000}
+
+
 def cache_dir() -> Path:
     root = os.environ.get("ARL_ENVS_CACHE")
     return Path(root) / "sites" if root else Path.home() / ".cache" / "arl_envs" / "sites"
@@ -38,8 +44,8 @@ class Site:
     """One site (``name``) at one size: the Flask app and the pristine database.
 
     Attributes:
-        name: A key of :data:`SITES` (``"shop"``, ``"tracker"``, ``"admin"``).
-        size: The site's size kwarg (shop and admin: number of products; tracker: number of issues).
+        name: A key of :data:`SITE_MODULES`.
+        size: The site's size kwarg (shop and admin: products, forum: posts, tracker: issues).
         seed_uri: SQLite URI of the shared in-memory pristine database.
         start_s: Seconds the build or load took in this process.
     """
@@ -111,49 +117,27 @@ class Site:
         return int(status.split()[0]), list(resp_headers.items()), data
 
 
-def _shop():
-    from arl_envs.envs.web.sites.shop import app, data
-
-    return (lambda c, n: data.build(c, n_products=n)), app.create_app
-
-
-def _tracker():
-    from arl_envs.envs.web.sites.tracker import app, data
-
-    return (lambda c, n: data.build(c, n_issues=n)), app.create_app
-
-
-def _admin():
-    from arl_envs.envs.web.sites.admin import app, data
-
-    return (lambda c, n: data.build(c, n_products=n)), app.create_app
-
-
-#: site name -> () -> (seed-database builder ``(conn, size)``, Flask app factory); imported on first use.
-SITES: dict[str, Callable[[], tuple[Callable[[sqlite3.Connection, int], None], Callable[[], Any]]]] = {
-    "shop": _shop,
-    "tracker": _tracker,
-    "admin": _admin,
-}
-
-
 def get_site(name: str, size: int) -> Site:
     """This process's :class:`Site` for ``name`` at ``size`` (built or loaded on the first call)."""
     key = (name, int(size))
     with _LOCK:
         site = _SITES.get(key)
         if site is None:
-            if name not in SITES:
-                raise ValueError(f"unknown site {name!r}; known: {', '.join(SITES)}")
-            site = _SITES[key] = Site(name, int(size), *SITES[name]())
+            if name not in SITE_MODULES:
+                raise ValueError(f"unknown site {name!r}; known: {', '.join(SITE_MODULES)}")
+            import importlib
+
+            app = importlib.import_module(f"arl_envs.envs.web.sites.{name}.app")
+            data = importlib.import_module(f"arl_envs.envs.web.sites.{name}.data")
+            site = _SITES[key] = Site(name, int(size), data.build, app.create_app)
         return site
 
 
-def serve(name: str = "shop", size: int = 5000, port: int = 0) -> tuple[Any, int]:
+def serve(name: str = "shop", size: int | None = None, port: int = 0) -> tuple[Any, int]:
     """Run the site on ``127.0.0.1`` in a daemon thread (one database for all visitors); returns (server, port)."""
     from werkzeug.serving import make_server
 
-    site = get_site(name, size)
+    site = get_site(name, SITE_MODULES[name] if size is None else size)
     conn = site.connect()
     lock = threading.Lock()
 

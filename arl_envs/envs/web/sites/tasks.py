@@ -62,7 +62,7 @@ def diff(db: sqlite3.Connection, table: str) -> tuple[list[tuple], list[tuple]]:
     return added, removed
 
 
-#: id(connection) -> (connection.total_changes, changed_tables result): the diff is recomputed only after a write.
+#: id(connection) -> (connection.total_changes, tables, changed_tables result): recomputed only after a write.
 _DIFF_CACHE: dict[int, tuple[int, tuple[str, ...], dict[str, tuple[list[tuple], list[tuple]]]]] = {}
 
 
