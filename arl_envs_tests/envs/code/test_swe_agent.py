@@ -98,7 +98,7 @@ def test_parsing_issue_traceback_and_code() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("instance_id", ["inflection__comparison__43de5d8da4", "inflection__operator__798bfb0551"])
+@pytest.mark.parametrize("instance_id", ["inflection__operator__798bfb0551", "inflection__constant__3e99dd3490"])
 def test_agent_resolves_shipped_instances_through_the_tools_only(instance_id: str) -> None:
     import gymnasium as gym
 

@@ -285,7 +285,7 @@ class SearchPatchAgent(Agent):
             yield self._render("submit", {})
             return
         first = tests[0]
-        tb = yield from call("bash", {"command": f"python3 -m pytest -q -x --tb=short -p no:cacheprovider "
+        tb = yield from call("bash", {"command": f"python3 -m pytest -q -x --tb=short -p no:cacheprovider -o addopts='' "
                                                  f"'{first}' 2>&1 | tail -n 80"})
         frames = traceback_frames(tb)
         suspects = [(p, n) for p, n, f in reversed(frames) if not is_test_file(p) and f != "<module>"]
