@@ -220,7 +220,7 @@ def test_docker_backend_expert_resolves_and_pytest_is_read_only() -> None:
         env.reset(seed=3)
         obs, _, _, _, _ = env.step("<bash>python3 -c 'import pytest; print(pytest.__version__)'; "
                                    "touch /opt/arl/site-packages0/pytest/__init__.py</bash>")
-        assert PYTEST_VERSION in obs and "Read-only file system" in obs, obs
+        assert PYTEST_VERSION in obs and ("Read-only file system" in obs or "Permission denied" in obs), obs
         done = False
         while not done:
             _, _, term, trunc, info = env.step(env.unwrapped.expert_action())
