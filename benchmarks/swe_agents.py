@@ -6,7 +6,8 @@ without a plan could take (list files, run the tests, read the README, a no-op e
 only). The instances are taken round-robin over the split's projects (sorted ids within each); for each instance
 the agents play one after the other, so a run cut short has the same instances for every agent. Each episode is
 appended to ``--out`` (JSON lines) as it ends; the summary table is computed from that file (``--summary`` only
-prints it).
+prints it). A second worker can take the tail of the list (``--start``) into its own file; ``--summary`` over the
+concatenated files counts each (instance, agent) once.
 
     python benchmarks/swe_agents.py --n 50 --split test --out /tmp/swe_agents.jsonl
 """
@@ -90,14 +91,16 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--split", default="test")
     ap.add_argument("--max-turns", type=int, default=30)
+    ap.add_argument("--start", type=int, default=0, help="Skip the first START instances (a second worker).")
     ap.add_argument("--out", default="swe_agents.jsonl", help="Episode rows (JSON lines), appended; resumed from.")
     ap.add_argument("--summary", action="store_true", help="Only print the table of --out.")
     args = ap.parse_args()
     out = Path(args.out)
     rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    rows = list({(r["instance_id"], r["agent"]): r for r in reversed(rows)}.values())[::-1]  # first of duplicates
     if not args.summary:
         done = {(r["instance_id"], r["agent"]) for r in rows}
-        instances = round_robin(args.split, args.n)
+        instances = round_robin(args.split, args.n)[args.start:]
         env = gym.make("arl_envs:arl/code.swe-v0", split=args.split, max_turns=args.max_turns)
         agents: dict[str, Agent] = {"expert": ExpertAgent(env), "random": MenuAgent(0),
                                     "scripted": SearchPatchAgent(env)}
