@@ -3,7 +3,8 @@
 Expert: the instance's fix patch, then submit. Random: uniformly drawn actions from a fixed menu that an agent
 without a plan could take (list files, run the tests, read the README, a no-op edit, submit), seeded. Scripted:
 :class:`arl_envs.envs.code.swe.agent.SearchPatchAgent` (traceback, grep, one-token reversals, tests; env tools
-only). The instances are taken round-robin over the split's projects (sorted ids within each); for each instance
+only). The instances are taken round-robin over the split's projects and, within each, over the mutation
+families (:func:`round_robin`); for each instance
 the agents play one after the other, so a run cut short has the same instances for every agent. Each episode is
 appended to ``--out`` (JSON lines) as it ends; the summary table is computed from that file (``--summary`` only
 prints it). A second worker can take the tail of the list (``--start``) into its own file; ``--summary`` over the
@@ -49,18 +50,24 @@ class MenuAgent(Agent):
         return RANDOM_MENU[int(self.rng.integers(len(RANDOM_MENU)))]
 
 
-def round_robin(split: str, n: int) -> list[dict]:
-    """Up to ``n`` instances of ``split``, alternating over its projects."""
-    by_project: dict[str, list[dict]] = defaultdict(list)
-    for r in list_instances(split):
-        by_project[r["project"]].append(r)
-    queues = [by_project[p] for p in sorted(by_project)]
+def _interleave(groups: list[list[dict]]) -> list[dict]:
+    queues = [list(g) for g in groups]
     out: list[dict] = []
-    while len(out) < n and any(queues):
+    while any(queues):
         for q in queues:
-            if q and len(out) < n:
+            if q:
                 out.append(q.pop(0))
     return out
+
+
+def round_robin(split: str, n: int) -> list[dict]:
+    """Up to ``n`` instances of ``split``: within each project round-robin over the mutation families (sorted ids
+    within a family), then alternating over the projects (so a prefix covers every family of every project)."""
+    by_project: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in list_instances(split):
+        by_project[r["project"]][r["family"]].append(r)
+    per_project = [_interleave([fams[f] for f in sorted(fams)]) for _, fams in sorted(by_project.items())]
+    return _interleave(per_project)[:n]
 
 
 def summary(rows: list[dict]) -> str:
