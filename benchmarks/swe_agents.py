@@ -2,7 +2,7 @@
 
 Expert: the instance's fix patch, then submit. Random: uniformly drawn actions from a fixed menu that an agent
 without a plan could take (list files, run the tests, read the README, a no-op edit, submit), seeded. Scripted:
-:class:`arl_envs.envs.code.swe.agent.SearchPatchAgent` (traceback, grep, one-token reversals, tests; env tools
+:class:`arl_envs.agents.search_patch.SearchPatchAgent` (traceback, grep, one-token reversals, tests; env tools
 only). The instances are taken round-robin over the split's projects and, within each, over the mutation
 families (:func:`round_robin`); for each instance
 the agents play one after the other, so a run cut short has the same instances for every agent. Each episode is
@@ -28,7 +28,7 @@ import numpy as np
 import arl_envs  # noqa: F401 - registers the ids
 from arl_envs.agents.agents import Agent, ExpertAgent, run_episode
 from arl_envs.envs.code.swe import list_instances
-from arl_envs.envs.code.swe.agent import SearchPatchAgent
+from arl_envs.agents.search_patch import SearchPatchAgent
 
 RANDOM_MENU = [
     "<bash>ls</bash>",

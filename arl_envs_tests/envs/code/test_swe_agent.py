@@ -8,7 +8,7 @@ import difflib
 
 import pytest
 
-from arl_envs.envs.code.swe.agent import (
+from arl_envs.agents.search_patch import (
     SearchPatchAgent,
     called_names,
     enclosing_function,
