@@ -127,6 +127,9 @@ def main() -> None:
                     f.flush()
                     print(json.dumps(row), flush=True)
         env.close()
+    sample = {r["instance_id"] for r in round_robin(args.split, args.n)}
+    rows = [r for r in rows if r["instance_id"] in sample]
+    print(f"{len({r['instance_id'] for r in rows})} of the {len(sample)} instances of the sample played")
     print(summary(rows))
 
 
