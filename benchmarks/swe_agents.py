@@ -100,6 +100,7 @@ def main() -> None:
     ap.add_argument("--max-turns", type=int, default=30)
     ap.add_argument("--start", type=int, default=0, help="Skip the first START instances (a second worker).")
     ap.add_argument("--out", default="swe_agents.jsonl", help="Episode rows (JSON lines), appended; resumed from.")
+    ap.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS, help="Which agents play.")
     ap.add_argument("--summary", action="store_true", help="Only print the table of --out.")
     args = ap.parse_args()
     out = Path(args.out)
@@ -114,7 +115,7 @@ def main() -> None:
         print(f"{len(instances)} {args.split}-split instances, max_turns={args.max_turns}", flush=True)
         with out.open("a") as f:
             for inst in instances:
-                for name in AGENTS:
+                for name in args.agents:
                     if (inst["instance_id"], name) in done:
                         continue
                     start = time.perf_counter()
