@@ -302,7 +302,6 @@ FILES_NOT_YET_SPLIT = {
     "arl_envs/envs/search/world.py": "the fictional-encyclopedia generator apart from the question builder",
     "arl_envs/envs/web/session.py": "the page actions (_perform, _element_action) apart from the browser session",
     "arl_envs/ray_vector.py": "the actor transport (EnvWorker, sockets) apart from RayVectorEnv",
-    "baselines/arl_baselines/grpo/train.py": "training loop, checkpoints, argument checks, plots, experiments",
 }
 #: Classes not yet split (``path:Class``), each with what is to come out of it; same rule as the files.
 CLASSES_NOT_YET_SPLIT = {
@@ -312,7 +311,6 @@ CLASSES_NOT_YET_SPLIT = {
     "arl_envs/envs/multiagent/openspiel_v0.py:OpenSpielEnv": "the search and solver experts into their own module",
     "arl_envs/envs/web/session.py:BrowserSession": "the page actions (_perform, _element_action)",
     "arl_envs/ray_vector.py:RayVectorEnv": "actor replacement and the step-socket links",
-    "baselines/arl_baselines/grpo/train.py:Trainer": "checkpoints, evaluation and logging",
 }
 
 
