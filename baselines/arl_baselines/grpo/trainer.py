@@ -300,19 +300,8 @@ class Trainer(SFTCheckpoints, RunReport):
             torch.cuda.synchronize()
         update_s = time.perf_counter() - t
 
-        row = step_metrics(
-            self.step,
-            eps,
-            adv,
-            div,
-            stats,
-            masked=masked,
-            trained=len(keep),
-            rollout_s=rollout_s,
-            update_s=update_s,
-            lr=lr_used,
-            elapsed_s=time.perf_counter() - self.t0,
-        )
+        row = step_metrics(self.step, eps, adv, div, stats, masked=masked, trained=len(keep), rollout_s=rollout_s,
+                           update_s=update_s, lr=lr_used, elapsed_s=time.perf_counter() - self.t0)
         if evaluate:
             res = self.evaluate(f"step_{self.step}")
             row["eval_success"], row["eval_mean_return"] = res["success"], res["mean_return"]
