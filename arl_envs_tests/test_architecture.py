@@ -292,15 +292,6 @@ def test_product_code_has_no_dates_or_issue_tags() -> None:
 #: Most lines of one product file (``arl_envs/``, ``baselines/arl_baselines/``) and of one class.
 MAX_FILE_LINES = 650
 MAX_CLASS_LINES = 400
-#: Files not yet split, each with the split it waits for. An entry leaves the list when its file is split (a test
-#: fails while a listed file is already under the limit), so the list only shrinks; a new file over the limit fails.
-FILES_NOT_YET_SPLIT = {
-    "baselines/arl_baselines/grpo/train.py": "training loop, checkpoints, argument checks, plots, experiments",
-}
-#: Classes not yet split (``path:Class``), each with what is to come out of it; same rule as the files.
-CLASSES_NOT_YET_SPLIT = {
-    "baselines/arl_baselines/grpo/train.py:Trainer": "checkpoints, evaluation and logging",
-}
 
 
 def _sizes() -> tuple[dict[str, int], dict[str, int]]:
@@ -319,14 +310,7 @@ def _sizes() -> tuple[dict[str, int], dict[str, int]]:
 
 def test_no_product_file_or_class_over_the_limit() -> None:
     files, classes = _sizes()
-    big_files = {f: n for f, n in files.items() if n > MAX_FILE_LINES and f not in FILES_NOT_YET_SPLIT}
-    big_classes = {c: n for c, n in classes.items() if n > MAX_CLASS_LINES and c not in CLASSES_NOT_YET_SPLIT}
+    big_files = {f: n for f, n in files.items() if n > MAX_FILE_LINES}
+    big_classes = {c: n for c, n in classes.items() if n > MAX_CLASS_LINES}
     assert not big_files, f"files over {MAX_FILE_LINES} lines (split them by job): {big_files}"
     assert not big_classes, f"classes over {MAX_CLASS_LINES} lines (split them by job): {big_classes}"
-
-
-def test_the_not_yet_split_lists_only_shrink() -> None:
-    files, classes = _sizes()
-    done = [f for f in FILES_NOT_YET_SPLIT if files.get(f, 0) <= MAX_FILE_LINES]
-    done += [c for c in CLASSES_NOT_YET_SPLIT if classes.get(c, 0) <= MAX_CLASS_LINES]
-    assert not done, f"split (or gone): remove from the allow-list in this file: {done}"

@@ -37,13 +37,13 @@ def smollm2_for_trainer(smollm2_policy: Any, monkeypatch: pytest.MonkeyPatch) ->
     """
     import torch
 
-    import arl_baselines.grpo.train as train
+    import arl_baselines.grpo.trainer as trainer
 
-    real = train.load_policy
+    real = trainer.load_policy
 
     def load(spec: str, *, device: Any = "cpu", dtype: Any = torch.float32, **kwargs: Any) -> Any:
         if spec == "smollm2" and torch.device(device).type == "cpu" and dtype == torch.float32:
             return copy.deepcopy(smollm2_policy)
         return real(spec, device=device, dtype=dtype, **kwargs)
 
-    monkeypatch.setattr(train, "load_policy", load)
+    monkeypatch.setattr(trainer, "load_policy", load)

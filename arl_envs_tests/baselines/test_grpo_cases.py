@@ -21,6 +21,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from arl_baselines.grpo import train as train_mod  # noqa: E402
+from arl_baselines.grpo import trainer as trainer_mod  # noqa: E402
 from arl_baselines.grpo.config import GRPOConfig  # noqa: E402
 from arl_baselines.grpo.decode import FastDecoder  # noqa: E402
 from arl_baselines.grpo.loss import LOSS_TYPES, group_advantages, grpo_loss  # noqa: E402
@@ -218,14 +219,14 @@ def test_observation_that_does_not_fit_ends_the_episode_as_a_scored_failure() ->
 def test_clip_statistics_cover_every_optimisation_pass(tmp_path, monkeypatch) -> None:
     tr = _trainer(tmp_path, num_iterations=3, lr=0.05, warmup_steps=0, micro_batch_size=2)
     calls: list[dict[str, float]] = []
-    real = train_mod.grpo_loss
+    real = trainer_mod.grpo_loss
 
     def spy(*args: Any, **kwargs: Any):
         loss, st = real(*args, **kwargs)
         calls.append(dict(st))
         return loss, st
 
-    monkeypatch.setattr(train_mod, "grpo_loss", spy)
+    monkeypatch.setattr(trainer_mod, "grpo_loss", spy)
     rewards = [1.0, 0.0, 0.0, 1.0, 1.0, 0.0]
     eps = [_episode(i // 3, r) for i, r in enumerate(rewards)]
     adv = group_advantages(torch.tensor(rewards), 3).advantages
