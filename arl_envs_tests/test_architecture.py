@@ -299,7 +299,6 @@ FILES_NOT_YET_SPLIT = {
 }
 #: Classes not yet split (``path:Class``), each with what is to come out of it; same rule as the files.
 CLASSES_NOT_YET_SPLIT = {
-    "arl_envs/core/env.py:AgentEnv": "the action parsing (parse_action, format hints) into a helper of its own",
     "baselines/arl_baselines/grpo/train.py:Trainer": "checkpoints, evaluation and logging",
 }
 

@@ -3,12 +3,15 @@
 Two action formats exist (``arl_envs/CONTRACT.md``, section 3):
 
 * ``"native"``: each domain's own convention (``\\boxed{}`` for math, ``<search>q</search>`` for search, ...).
-  Envs implement it with the helpers here (:func:`last_boxed`, :func:`extract_tags`, :func:`fenced_code_blocks`).
+  A convention of ``<tag>`` blocks and code fences is declared as a :class:`TagTable` of :class:`TagFormat` rows,
+  which both parses replies and renders calls; other syntaxes use the helpers here (:func:`boxed_contents`,
+  :func:`find_blocks`, :func:`parse_untrusted_python`).
 * ``"json"``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, the format of Qwen/Hermes-style chat
   templates. Parsed by :func:`parse_json_tool_calls` with a real JSON decoder, so ``</tool_call>`` *inside* a JSON
   string is data, not a closing tag.
 
 Every failure raises :class:`ParseError` whose message is written for the model to read.
+:func:`parse_tool_calls` is the default ``AgentEnv.parse_action`` (length limit, either format, call validation).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from arl_envs.core.errors import ParseError
-from arl_envs.core.tools import ToolCall
+from arl_envs.core.tools import Tool, ToolCall
 
+#: Longest action accepted, in characters; longer actions get an error observation (not an exception).
+MAX_ACTION_CHARS = 131_072
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 _JSON = json.JSONDecoder()
@@ -120,6 +125,60 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
     if not isinstance(args, dict):
         raise ParseError(f'tool call #{index}: "arguments" must be a JSON object')
     return ToolCall(name, args)
+
+
+def parse_tool_calls(
+    action: str, action_format: str, parse_native: Callable[[str], list[ToolCall]], tools: dict[str, Tool],
+    max_calls: int,
+) -> list[ToolCall]:
+    """The validated tool calls of one action: what ``AgentEnv.parse_action`` does by default.
+
+    Checks the length (:data:`MAX_ACTION_CHARS`), reads the ``json`` format or calls ``parse_native``, allows at most
+    ``max_calls`` calls and validates each against its :class:`Tool` (name and arguments).
+
+    Raises:
+        ParseError: With a message for the model.
+    """
+    if len(action) > MAX_ACTION_CHARS:
+        raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
+    if action_format == "json":
+        calls = parse_json_tool_calls(action)
+        if not calls:
+            raise ParseError("no <tool_call> found in your reply")
+    else:
+        calls = parse_native(action)
+        if not calls:
+            raise ParseError("no action found in your reply")
+    if len(calls) > max_calls:
+        raise ParseError(f"{len(calls)} tool calls in one turn; at most {max_calls} allowed. Nothing was run.")
+    validated = []
+    for call in calls:
+        tool = tools.get(call.name)
+        if tool is None:
+            raise ParseError(f"unknown tool {call.name!r}; available: {', '.join(sorted(tools))}")
+        validated.append(ToolCall(call.name, tool.validate(call.arguments)))
+    return validated
+
+
+def format_hint(action_format: str, example_tool: str) -> str:
+    """The line after an ``Invalid action: ...`` observation, saying what to write instead."""
+    if action_format == "json":
+        return f'Write a tool call like <tool_call>{{"name": "{example_tool}", "arguments": {{...}}}}</tool_call>.'
+    return "Follow the action format given in the instructions."
+
+
+def json_format_instructions(schemas: list[dict[str, Any]] | None, names: list[str]) -> str:
+    """A paragraph describing the ``json`` action format and the tools: their JSON schemas (OpenAI-style, as
+    ``Tool.schema()`` gives them), or only their ``names`` when ``schemas`` is None."""
+    lines = [
+        "Call a tool by writing exactly one block of the form",
+        '<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>',
+    ]
+    if schemas is None:
+        return "\n".join([*lines, f"Available tools: {', '.join(names)} (their JSON schemas are in the tool list)."])
+    lines.append("Available tools (JSON schemas):")
+    lines += [json.dumps(s["function"], ensure_ascii=False) for s in schemas]
+    return "\n".join(lines)
 
 
 def format_json_tool_call(name: str, arguments: dict[str, Any]) -> str:
@@ -288,3 +347,279 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 def fenced_code_blocks(text: str, languages: tuple[str, ...] = ("python", "py", "")) -> list[str]:
     """Bodies of fenced code blocks (```` ```python ... ``` ````) whose language tag is in ``languages``."""
     return [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() in languages]
+
+
+# ----------------------------------------------------------------------------- table-driven native tag formats
+def _drop_one_newline(body: str) -> str:
+    return body[1:] if body.startswith("\n") else body
+
+
+#: How a block's body becomes an argument (parse) and an argument becomes the body (render), by ``TagFormat.body``.
+BODY_MODES: dict[str, tuple[Callable[[str], str], Callable[[str], str]]] = {
+    "strip": (str.strip, lambda v: v),  # <search> q </search> -> "q"
+    "raw": (lambda b: b, lambda v: v),  # the body as written
+    "newline": (_drop_one_newline, lambda v: f"\n{v}"),  # rendered on the line after the opener; one newline dropped
+    "newlines": (lambda b: b.lstrip("\n"), lambda v: f"\n{v}"),  # as "newline", every leading newline dropped
+    "code": (lambda b: b, lambda v: f"{v}\n"),  # a fence's body as written; rendered with a newline before ```
+    "code_rstrip": (lambda b: b, lambda v: f"{v.rstrip()}\n"),  # as "code", trailing whitespace rendered away
+}
+#: Modes of :class:`TagTable`: which block(s) of a reply make the call.
+PICK_MODES = ("last", "only", "all")
+
+
+@dataclass(frozen=True)
+class TagFormat:
+    """How a tool call (or, in a table with ``pick="all"``, one argument of it) is written in a native format.
+
+    Four shapes, all parsed with :func:`find_blocks` (linear time):
+
+    * ``<tag>body</tag>``: ``arg`` gets the body (``TagFormat("search", "search", "query")``);
+    * ``<tag attr="value">body</tag>``: ``attr`` gets the value (stripped), ``arg`` the body; with ``parts``, the
+      body holds ``<part>...</part>`` blocks instead, one argument each (``str_replace``'s ``<old>``/``<new>``);
+    * ``<tag/>`` (or ``<tag></tag>``): ``self_closing``, no argument;
+    * a fenced code block ```` ```lang ... ``` ````: ``fence`` lists the languages (``""`` in it: any fence is read
+      and those of other languages are skipped, as :func:`fenced_code_blocks` does; otherwise only fences of these
+      languages, spelled as given, are read; ``fence_crlf`` accepts ``\\r\\n`` after the language).
+
+    Attributes:
+        tool: The tool the block calls.
+        tag: The tag name (for a fence, a label used in messages).
+        arg: The argument the body fills (None: the body is not read).
+        body: A key of :data:`BODY_MODES`: how the body maps to the argument and back.
+        attr: The one attribute of the opening tag, an argument of the same name.
+        parts: ``(name, hint)`` of each sub-block of the body, in order (each name is an argument; ``hint`` is
+            shown in the error when they are missing).
+        self_closing: ``<tag/>``, ``<tag />`` or ``<tag></tag>`` (whitespace allowed), no body.
+        fence: Languages of a fenced code block (empty: not a fence).
+        fence_crlf: Accept ``\\r\\n`` after a fence's language.
+        empty_error: The :class:`ParseError` message when the chosen block's argument is empty (None: allowed).
+        fallback: Read only when no block of the table's other formats is found.
+        prefix: Text written before the block when rendering.
+    """
+
+    tool: str
+    tag: str
+    arg: str | None = None
+    body: str = "strip"
+    attr: str | None = None
+    parts: tuple[tuple[str, str], ...] = ()
+    self_closing: bool = False
+    fence: tuple[str, ...] = ()
+    fence_crlf: bool = False
+    empty_error: str | None = None
+    fallback: bool = False
+    prefix: str = ""
+
+    def __post_init__(self) -> None:
+        if self.body not in BODY_MODES:
+            raise ValueError(f"body must be one of {sorted(BODY_MODES)}, got {self.body!r}")
+
+    def opener(self) -> str:
+        """The regex of the opening tag (bounded repetitions only, so :func:`find_blocks` stays linear)."""
+        tag = re.escape(self.tag)
+        if self.fence:
+            if "" in self.fence:
+                return r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n"
+            langs = "|".join(re.escape(lang) for lang in self.fence)
+            newline = r"\r?\n" if self.fence_crlf else r"\n"
+            return rf"```[ \t]*(?:{langs})[ \t]*{newline}"
+        if self.self_closing:
+            return rf"<{tag}\s{{0,16}}/>|<{tag}>\s{{0,16}}</{tag}>"
+        if self.attr is not None:
+            attr = re.escape(self.attr)
+            return rf'<{tag}\s{{1,16}}{attr}\s{{0,16}}=\s{{0,16}}"([^"\n]{{0,4096}})"\s{{0,16}}>'
+        return f"<{tag}>"
+
+    def closer(self) -> str:
+        if self.fence:
+            return "```"
+        return "" if self.self_closing else f"</{self.tag}>"
+
+    def accepts(self, opener: re.Match[str]) -> bool:
+        """Whether a block with this opener (a match of :meth:`opener`) is this row's (a fence: its language)."""
+        return not (self.fence and "" in self.fence and opener.group(1).lower() not in self.fence)
+
+    def arguments(self, opener: re.Match[str], body: str) -> dict[str, Any]:
+        """The arguments of one block (``opener``: a match of :meth:`opener`).
+
+        Raises:
+            ParseError: The ``parts`` are missing from the body.
+        """
+        args: dict[str, Any] = {}
+        if self.attr is not None:
+            args[self.attr] = opener.group(1).strip()
+        if self.parts:
+            m = self._parts_re().search(body)
+            if m is None:
+                hint = "".join(f"<{p}>{h}</{p}>" for p, h in self.parts)
+                raise ParseError(f"{self.tag} needs {hint} inside it")
+            args.update(m.groupdict())
+        elif self.arg is not None:
+            args[self.arg] = BODY_MODES[self.body][0](body)
+        return args
+
+    def _parts_re(self) -> re.Pattern[str]:
+        return re.compile(r"\s*".join(rf"<{p}>\n?(?P<{p}>.*?)</{p}>" for p, _ in self.parts), re.S)
+
+    def render(self, arguments: dict[str, Any]) -> str:
+        """This block written for ``arguments`` (the inverse of parsing it, up to the body mode's normalising)."""
+        value = str(arguments.get(self.arg, "")) if self.arg is not None else ""
+        inner = BODY_MODES[self.body][1](value)
+        if self.fence:
+            return f"{self.prefix}```{self.fence[0]}\n{inner}```"
+        if self.self_closing:
+            return f"{self.prefix}<{self.tag}/>"
+        opening = f'<{self.tag} {self.attr}="{arguments.get(self.attr, "")}">' if self.attr else f"<{self.tag}>"
+        if self.parts:
+            inner = "".join(f"<{p}>{arguments.get(p, '')}</{p}>" for p, _ in self.parts)
+        return f"{self.prefix}{opening}{inner}</{self.tag}>"
+
+
+@dataclass(frozen=True)
+class TagMatch:
+    """The block a :class:`TagTable` picked: where it starts, its format and the call it makes."""
+
+    start: int
+    format: TagFormat
+    call: ToolCall
+
+    @classmethod
+    def of(cls, found: tuple[int, TagFormat, re.Match[str], str]) -> TagMatch:
+        start, fmt, opener, body = found
+        return cls(start, fmt, ToolCall(fmt.tool, fmt.arguments(opener, body)))
+
+    def checked(self) -> ToolCall:
+        """The call, after the format's ``empty_error`` check.
+
+        Raises:
+            ParseError: The argument is empty (whitespace only) and the format forbids it.
+        """
+        fmt = self.format
+        if fmt.empty_error is not None and not str(self.call.arguments.get(fmt.arg, "")).strip():
+            raise ParseError(fmt.empty_error)
+        return self.call
+
+
+@dataclass(frozen=True)
+class TagTable:
+    """A native action format declared as a table of :class:`TagFormat` rows: parses replies, renders calls.
+
+    Attributes:
+        formats: The rows. Rendering a tool uses its first row (with ``pick="all"``: every row, joined by newlines).
+        missing: The :class:`ParseError` message when the reply has no block.
+        pick: ``"last"``: the last block counts (fallback rows only when no other row has a block); ``"only"``:
+            exactly one block, else an error naming the unclosed tag or the blocks found; ``"all"``: one call of a
+            single tool, each row filling its argument from its own last block, every row required.
+        joint: Scan every row in one pass, so blocks never overlap (``<bash><read_file>x</read_file></bash>`` is one
+            ``bash`` block); otherwise each row is scanned on its own and blocks are ordered by where they start.
+        ignore_case: Tag names match in any case.
+        discard: Applied to the reply first (removing ``<think>`` blocks or fake observations), or None.
+    """
+
+    formats: tuple[TagFormat, ...]
+    missing: str
+    pick: str = "last"
+    joint: bool = True
+    ignore_case: bool = False
+    discard: Callable[[str], str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.pick not in PICK_MODES:
+            raise ValueError(f"pick must be one of {PICK_MODES}, got {self.pick!r}")
+        alternation = "|".join(f"(?P<f{i}>{f.opener()})" for i, f in enumerate(self.formats) if not f.fallback)
+        object.__setattr__(self, "_primary_re", re.compile(alternation, self._flags()))
+        object.__setattr__(self, "_row_res", tuple(re.compile(f.opener(), self._flags()) for f in self.formats))
+
+    def tools(self) -> list[str]:
+        """The tools this table writes, in row order, each once."""
+        return list(dict.fromkeys(f.tool for f in self.formats))
+
+    def _blocks(self, text: str, rows: list[int]) -> list[tuple[int, TagFormat, re.Match[str], str]]:
+        """``(start, format, opener, body)`` of every block of the given rows, in order of their starts (the
+        opener matched by the row's own pattern, so its groups are the row's)."""
+        found: list[tuple[int, TagFormat, re.Match[str], str]] = []
+        if self.joint and len(rows) > 1:
+            primary = [i for i, f in enumerate(self.formats) if not f.fallback]
+            joint = self._primary_re if rows == primary else re.compile(
+                "|".join(f"(?P<f{i}>{self.formats[i].opener()})" for i in rows), self._flags())
+            for b in find_blocks(text, joint, lambda m: self._row(m).closer(), ignore_case=self.ignore_case):
+                i = int(str(b.opener.lastgroup)[1:])
+                self._add(found, i, self._row_res[i].match(text, b.opener.start()), b)  # the row's own groups
+        else:
+            for i in rows:
+                for b in find_blocks(text, self._row_res[i], self.formats[i].closer(), ignore_case=self.ignore_case):
+                    self._add(found, i, b.opener, b)
+            found.sort(key=lambda x: x[0])
+        return found
+
+    def _flags(self) -> int:
+        return re.IGNORECASE if self.ignore_case else 0
+
+    def _row(self, m: re.Match[str]) -> TagFormat:
+        """The row whose opener ``m`` (a match of a joint pattern, groups ``f<row>``) matched."""
+        return self.formats[int(str(m.lastgroup)[1:])]
+
+    def _add(self, found: list[tuple[int, TagFormat, re.Match[str], str]], i: int, opener: re.Match[str] | None,
+             b: Block) -> None:
+        fmt, opener = self.formats[i], opener or b.opener
+        if fmt.accepts(opener):
+            found.append((b.opener.start(), fmt, opener, b.content()))
+
+    def match(self, text: str) -> TagMatch | None:
+        """The block that makes the call (its empty check not applied yet: :meth:`TagMatch.checked`), or None.
+
+        Raises:
+            ParseError: ``pick="only"``: an unclosed tag or several blocks; a block whose ``parts`` are missing.
+        """
+        if self.discard is not None:
+            text = self.discard(text)
+        primary = [i for i, f in enumerate(self.formats) if not f.fallback]
+        if self.pick == "all":
+            args: dict[str, Any] = {}
+            for i in primary:
+                blocks = self._blocks(text, [i])
+                if not blocks:
+                    return None
+                args.update(TagMatch.of(blocks[-1]).call.arguments)
+            return TagMatch(0, self.formats[0], ToolCall(self.formats[0].tool, args))
+        found = self._blocks(text, primary)
+        if self.pick == "only":
+            opened = list(self._primary_re.finditer(text))
+            if not found:
+                if opened:
+                    tag = self._row(opened[0]).tag
+                    raise ParseError(f"<{tag}> is not closed; write <{tag}>...</{tag}>")
+                return None
+            if len(found) > 1 or len(opened) > len(found):
+                names = ", ".join(f"<{f.tag}>" for _, f, *_ in found)
+                raise ParseError(
+                    f"{max(len(found), len(opened))} actions in one reply ({names}); write exactly one action per "
+                    "turn. Nothing was run"
+                )
+        if not found:
+            found = self._blocks(text, [i for i, f in enumerate(self.formats) if f.fallback])
+        return TagMatch.of(found[-1]) if found else None
+
+    def parse(self, text: str) -> list[ToolCall]:
+        """The one call of ``text``, as a list (what ``AgentEnv._parse_native`` returns).
+
+        Raises:
+            ParseError: No block (:attr:`missing`), or what :meth:`match` and :meth:`TagMatch.checked` raise.
+        """
+        m = self.match(text)
+        if m is None:
+            raise ParseError(self.missing)
+        return [m.checked()]
+
+    def format(self, name: str, arguments: dict[str, Any]) -> str:
+        """``name(arguments)`` written in this format (what ``AgentEnv.format_call`` returns).
+
+        Raises:
+            ValueError: ``name`` is not a tool of this table.
+        """
+        rows = [f for f in self.formats if f.tool == name and not f.fallback]
+        if not rows:
+            raise ValueError(f"unknown tool {name!r}")
+        if self.pick == "all":
+            return "\n".join(f.render(arguments) for f in rows)
+        return rows[0].render(arguments)

@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import typing
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 import pydantic
 
 from arl_envs.core import snapshot
-from arl_envs.core.actions import ParseError, format_json_tool_call, parse_json_tool_calls
+from arl_envs.core.actions import (
+    MAX_ACTION_CHARS,
+    ParseError,
+    TagTable,
+    format_hint,
+    format_json_tool_call,
+    json_format_instructions,
+    parse_json_tool_calls,
+    parse_tool_calls,
+)
 from arl_envs.core.errors import (
     InfrastructureError,
     InvalidActionType,
@@ -30,8 +38,6 @@ from arl_envs.core.rewards import FORMAT_PENALTY_RAW, resolve_weights, weigh
 from arl_envs.core.spaces import UnicodeText
 from arl_envs.core.tools import Tool, ToolCall
 
-#: Longest action accepted, in characters; longer actions get an error observation (not an exception).
-MAX_ACTION_CHARS = 131_072
 #: Longest observation, in characters; longer ones are cut and marked.
 MAX_OBSERVATION_CHARS = 65_536
 #: Marker appended to an observation cut at MAX_OBSERVATION_CHARS.
@@ -94,13 +100,14 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
 
     Subclasses set ``default_reward_weights``, ``default_max_turns``, ``default_max_invalid_actions`` and
     implement :meth:`tools`, :meth:`instructions`, :meth:`_reset_task`, :meth:`_step_calls`, and optionally
-    :meth:`_parse_native` + :meth:`format_call` (default: the json format), :meth:`parse_action` (the whole
-    parse, for an env with its own grammar), :meth:`_reset_info` and :meth:`_step_info` (env-specific info keys),
-    :meth:`_expert_action`, :meth:`warm_up` and :meth:`_close`. ``reset`` and ``step`` are the base class's
-    alone: a subclass that overrides them (or a private ``_parse``) fails ``check_conformance``. Constructor
-    kwargs are checked against the signatures of ``__init__`` along the class hierarchy (:meth:`check_kwargs`).
-    ``arl_envs/envs/example/guess.py`` is a complete env in about 50 lines; the contract is in
-    ``arl_envs/CONTRACT.md``.
+    :attr:`native_tags` (a native format of ``<tag>`` blocks, as a table) or :meth:`_parse_native` +
+    :meth:`format_call` (default: the json format), :meth:`parse_action` (the whole parse, for an env with its
+    own grammar; the work is :func:`~arl_envs.core.actions.parse_tool_calls`), :meth:`_reset_info` and
+    :meth:`_step_info` (env-specific info keys), :meth:`_expert_action`, :meth:`warm_up` and :meth:`_close`.
+    ``reset`` and ``step`` are the base class's alone: a subclass that overrides them (or a private ``_parse``)
+    fails ``check_conformance``. Constructor kwargs are checked against the signatures of ``__init__`` along the
+    class hierarchy (:meth:`check_kwargs`). ``arl_envs/envs/example/guess.py`` is a complete env in about 50 lines;
+    the contract is in ``arl_envs/CONTRACT.md``.
 
     Args:
         action_format: ``"native"`` (the domain's own convention) or ``"json"`` (``<tool_call>`` blocks).
@@ -119,6 +126,9 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     default_max_invalid_actions: ClassVar[int] = 1
     #: Tool calls accepted in one turn; more is a malformed action.
     max_calls_per_turn: ClassVar[int] = 1
+    #: The native format as a table of tags (:class:`~arl_envs.core.actions.TagTable`): the default
+    #: :meth:`_parse_native` and :meth:`format_call` read and write it. None: the json format serves for both.
+    native_tags: ClassVar[TagTable | None] = None
     #: Whether :meth:`json_format_instructions` lists the tools' JSON schemas. A trainer that hands the schemas to
     #: a tool-aware chat template sets it False on the instance (``ChatMessages(env, tools="template")`` does), so
     #: the instructions name the tools without repeating their schemas.
@@ -138,31 +148,12 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
 
     @classmethod
     def check_kwargs(cls, kwargs: dict[str, Any]) -> None:
-        """Check constructor kwargs against the ``__init__`` signatures of the class hierarchy.
-
-        A kwarg must be a parameter of some ``__init__`` along the MRO (walking up while each one forwards
-        ``**kwargs``) and its value must validate (pydantic, lax mode: ``"5"`` is an int, ``"abc"`` is no
-        float) against that parameter's type hint. Ranges stay the env's own checks.
+        """Check constructor kwargs against the ``__init__`` signatures of the class hierarchy (:func:`check_kwargs`).
 
         Raises:
             InvalidKwargs: Naming the env class and the kwarg.
         """
-        params = _init_params(cls)
-        unknown = sorted(set(kwargs) - set(params))
-        if unknown:
-            raise InvalidKwargs(
-                f"{cls.__name__} got unknown keyword argument(s) {', '.join(map(repr, unknown))}; "
-                f"it accepts: {', '.join(sorted(params))}"
-            )
-        for name, value in kwargs.items():
-            adapter = params[name]
-            if adapter is None:
-                continue
-            try:
-                adapter.validate_python(value)
-            except pydantic.ValidationError as exc:
-                why = exc.errors()[0].get("msg", str(exc))
-                raise InvalidKwargs(f"{cls.__name__}: invalid value for kwarg {name!r}: {value!r} ({why})") from None
+        check_kwargs(cls, kwargs)
 
     def __init__(
         self,
@@ -221,13 +212,13 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     def _parse_native(self, text: str) -> list[ToolCall]:
         """Parse the native format into tool calls (arguments validated by the base class).
 
-        The default, for an env without a convention of its own, is the ``json`` format (``<tool_call>`` blocks),
-        so ``action_format="native"`` and ``"json"`` then read the same.
+        The default reads :attr:`native_tags`; without one (an env with no convention of its own) the ``json``
+        format (``<tool_call>`` blocks), so ``action_format="native"`` and ``"json"`` then read the same.
 
         Raises:
             ParseError: With a message for the model.
         """
-        return parse_json_tool_calls(text)
+        return parse_json_tool_calls(text) if self.native_tags is None else self.native_tags.parse(text)
 
     @abstractmethod
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
@@ -244,28 +235,8 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         Raises:
             ParseError: With a message for the model.
         """
-        if len(action) > MAX_ACTION_CHARS:
-            raise ParseError(f"action is {len(action)} characters long; the limit is {MAX_ACTION_CHARS}")
-        if self.action_format == "json":
-            calls = parse_json_tool_calls(action)
-            if not calls:
-                raise ParseError("no <tool_call> found in your reply")
-        else:
-            calls = self._parse_native(action)
-            if not calls:
-                raise ParseError("no action found in your reply")
-        if len(calls) > self.max_calls_per_turn:
-            raise ParseError(
-                f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} allowed. Nothing was run."
-            )
-        tools = self._tool_map()
-        validated = []
-        for call in calls:
-            tool = tools.get(call.name)
-            if tool is None:
-                raise ParseError(f"unknown tool {call.name!r}; available: {', '.join(sorted(tools))}")
-            validated.append(ToolCall(call.name, tool.validate(call.arguments)))
-        return validated
+        return parse_tool_calls(action, self.action_format, self._parse_native, self._tool_map(),
+                                self.max_calls_per_turn)
 
     def _reset_info(self) -> dict[str, Any]:
         """Env-specific keys added to ``reset``'s info (after :meth:`_reset_task`); none by default."""
@@ -282,8 +253,10 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         """Render a tool call in the NATIVE action format (the json format is handled by :meth:`render_call`).
 
-        The default matches the default :meth:`_parse_native`: a ``<tool_call>`` JSON block.
+        The default matches the default :meth:`_parse_native`: :attr:`native_tags`, else a ``<tool_call>`` block.
         """
+        if self.native_tags is not None:
+            return self.native_tags.format(name, arguments)
         return format_json_tool_call(name, arguments)
 
     def expert_action(self) -> str:
@@ -333,16 +306,8 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
     def json_format_instructions(self) -> str:
         """A paragraph describing the ``json`` action format and the tools, for :meth:`instructions`: their JSON
         schemas, or only their names when :attr:`schemas_in_instructions` is False."""
-        lines = [
-            "Call a tool by writing exactly one block of the form",
-            '<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>',
-        ]
-        if not self.schemas_in_instructions:
-            names = ", ".join(self._tool_map())
-            return "\n".join([*lines, f"Available tools: {names} (their JSON schemas are in the tool list)."])
-        lines.append("Available tools (JSON schemas):")
-        lines += [json.dumps(s["function"], ensure_ascii=False) for s in self.tool_schemas()]
-        return "\n".join(lines)
+        schemas = self.tool_schemas() if self.schemas_in_instructions else None
+        return json_format_instructions(schemas, list(self._tool_map()))
 
     # ----------------------------------------------------------------- gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -425,7 +390,7 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
             else:
                 obs = f"Invalid action: {error}\n{self._format_hint()}"
         else:
-            tr = self._step_calls_guarded(calls)
+            tr = _guarded(self._step_calls, calls)
             raw, terminated, success, obs = dict(tr.parts), tr.terminated, bool(tr.success), tr.observation
             extra = tr.info
             env_error = tr.env_error
@@ -491,34 +456,61 @@ class AgentEnv(gym.Env[str, str], metaclass=ABCMeta):
         self._close()
 
     # ----------------------------------------------------------------- internals
-    def _step_calls_guarded(self, calls: list[ToolCall]) -> Transition:
-        """:meth:`_step_calls`, with an infrastructure failure turned into ``Transition(env_error=...)``."""
-        try:
-            return self._step_calls(calls)
-        except _BUG_ERRORS:
-            raise
-        except INFRASTRUCTURE_ERRORS as exc:
-            return Transition(
-                "The environment failed (not your fault); this episode is not scored.",
-                env_error=f"{type(exc).__name__}: {exc}",
-            )
-
     def _tool_map(self) -> dict[str, Tool]:
         if self._tools_by_name is None:
             self._tools_by_name = {t.name: t for t in self.tools()}
         return self._tools_by_name
 
     def _format_hint(self) -> str:
-        example_tool = self.tools()[0]
-        if self.action_format == "json":
-            return f'Write a tool call like <tool_call>{{"name": "{example_tool.name}", "arguments": {{...}}}}</tool_call>.'
-        return "Follow the action format given in the instructions."
+        return format_hint(self.action_format, self.tools()[0].name)
 
     @staticmethod
     def _cap(text: str) -> str:
         if len(text) <= MAX_OBSERVATION_CHARS:
             return text
         return text[: MAX_OBSERVATION_CHARS - len(TRUNCATION_MARKER)] + TRUNCATION_MARKER
+
+
+def _guarded(step_calls: Callable[[list[ToolCall]], Transition], calls: list[ToolCall]) -> Transition:
+    """``step_calls(calls)`` (an env's ``_step_calls``), with an infrastructure failure turned into
+    ``Transition(env_error=...)``."""
+    try:
+        return step_calls(calls)
+    except _BUG_ERRORS:
+        raise
+    except INFRASTRUCTURE_ERRORS as exc:
+        return Transition(
+            "The environment failed (not your fault); this episode is not scored.",
+            env_error=f"{type(exc).__name__}: {exc}",
+        )
+
+
+def check_kwargs(cls: type, kwargs: dict[str, Any]) -> None:
+    """Check constructor kwargs of env class ``cls`` against the ``__init__`` signatures of its hierarchy.
+
+    A kwarg must be a parameter of some ``__init__`` along the MRO (walking up while each one forwards
+    ``**kwargs``) and its value must validate (pydantic, lax mode: ``"5"`` is an int, ``"abc"`` is no
+    float) against that parameter's type hint. Ranges stay the env's own checks.
+
+    Raises:
+        InvalidKwargs: Naming the env class and the kwarg.
+    """
+    params = _init_params(cls)
+    unknown = sorted(set(kwargs) - set(params))
+    if unknown:
+        raise InvalidKwargs(
+            f"{cls.__name__} got unknown keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"it accepts: {', '.join(sorted(params))}"
+        )
+    for name, value in kwargs.items():
+        adapter = params[name]
+        if adapter is None:
+            continue
+        try:
+            adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            why = exc.errors()[0].get("msg", str(exc))
+            raise InvalidKwargs(f"{cls.__name__}: invalid value for kwarg {name!r}: {value!r} ({why})") from None
 
 
 @functools.cache

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, fenced_code_blocks
+from arl_envs.core.actions import ParseError, TagFormat, TagTable
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -28,6 +28,13 @@ DATASETS = ("generated", "humaneval", "jsonl")
 CALIBRATION_CACHE_SIZE = 4096
 
 _FENCE_BLOCK = re.compile(r"```.*?(```|$)", re.DOTALL)
+#: The native code block: the last ```python (```py, or unlabelled) fence; ``_parse_native`` adds the SUBMIT line.
+CODE_TAGS = TagTable(
+    (TagFormat("run_tests", "python", "code", body="code_rstrip", fence=("python", "py", ""),
+               empty_error="your last ```python block is empty"),),
+    missing="no ```python code block found: reply with your complete solution in a ```python ... ``` block, "
+    f"or write {SUBMIT_MARKER} on its own line to finish",
+)
 
 
 class RunTestsArgs(BaseModel):
@@ -200,21 +207,16 @@ class FunctionsEnv(AgentEnv):
         }
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        blocks = fenced_code_blocks(text)
+        last = CODE_TAGS.match(text)
         outside = _FENCE_BLOCK.sub("", text)
         if any(line.strip() == SUBMIT_MARKER for line in outside.splitlines()):
-            code = blocks[-1] if blocks else ""
+            code = last.call.arguments["code"] if last is not None else ""
             if len(code) > MAX_CODE_CHARS:
                 raise ParseError(f"your code is {len(code)} characters long; the limit is {MAX_CODE_CHARS}")
             return [ToolCall("submit", {"code": code})]
-        if not blocks:
-            raise ParseError(
-                "no ```python code block found: reply with your complete solution in a ```python ... ``` block, "
-                f"or write {SUBMIT_MARKER} on its own line to finish"
-            )
-        code = blocks[-1]
-        if not code.strip():
-            raise ParseError("your last ```python block is empty")
+        if last is None:
+            raise ParseError(CODE_TAGS.missing)
+        code = last.checked().arguments["code"]
         if len(code) > MAX_CODE_CHARS:
             raise ParseError(f"your code is {len(code)} characters long; the limit is {MAX_CODE_CHARS}")
         return [ToolCall("run_tests", {"code": code})]
@@ -229,9 +231,9 @@ class FunctionsEnv(AgentEnv):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         code = str(arguments.get("code", ""))
         if name == "run_tests":
-            return f"```python\n{code.rstrip()}\n```"
+            return CODE_TAGS.format(name, arguments)
         if name == "submit":
-            return (f"```python\n{code.rstrip()}\n```\n" if code else "") + SUBMIT_MARKER
+            return (CODE_TAGS.format("run_tests", arguments) + "\n" if code else "") + SUBMIT_MARKER
         raise ValueError(f"unknown tool {name!r}")
 
     def _expert_action(self) -> str:

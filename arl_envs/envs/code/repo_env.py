@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from collections import OrderedDict
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, find_blocks
+from arl_envs.core.actions import TagFormat, TagTable
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.code.feedback import SandboxHolder, render_results
@@ -55,20 +54,18 @@ APPLY_PATCH_SCRIPT = (
 
 #: Source of the fallback applier (sandboxes without GNU patch, e.g. the minimal Docker image).
 APPLY_PATCH_SOURCE = (Path(__file__).parent / "apply_patch.py").read_text(encoding="utf-8")
-#: Openers of the native actions (bounded repetitions only, so searching stays linear; see ``find_blocks``).
-_ACTION_OPEN = re.compile(
-    r"<(?P<tag>bash|read_file|apply_patch)>"
-    r'|<write_file\s{1,16}path\s{0,16}=\s{0,16}"(?P<path>[^"\n]{0,4096})"\s{0,16}>'
-    r"|(?P<submit><submit\s{0,16}/>|<submit>\s{0,16}</submit>)"
+#: The native actions' rows: ``<bash>``, ``<read_file>``, ``<apply_patch>``, ``<write_file path="...">``, ``<submit/>``.
+BASH_TAG = TagFormat("bash", "bash", "command")
+READ_FILE_TAG = TagFormat("read_file", "read_file", "path")
+APPLY_PATCH_TAG = TagFormat("apply_patch", "apply_patch", "patch", body="newlines")
+WRITE_FILE_TAG = TagFormat("write_file", "write_file", "content", body="newline", attr="path")
+SUBMIT_TAG = TagFormat("submit", "submit", self_closing=True)
+#: The native format: one pass over the reply (blocks never overlap); the last block counts.
+REPO_TAGS = TagTable(
+    (BASH_TAG, READ_FILE_TAG, APPLY_PATCH_TAG, WRITE_FILE_TAG, SUBMIT_TAG),
+    missing="no action found: use one of <bash>...</bash>, <read_file>...</read_file>, "
+    '<write_file path="...">...</write_file>, <apply_patch>...</apply_patch>, <submit/>',
 )
-
-
-def _action_closer(opener: re.Match[str]) -> str:
-    if opener.group("tag"):
-        return f"</{opener.group('tag')}>"
-    if opener.group("submit"):
-        return ""  # self-contained
-    return "</write_file>"
 
 
 class BashArgs(BaseModel):
@@ -161,6 +158,7 @@ class RepoEnv(AgentEnv):
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 20
     default_max_invalid_actions: ClassVar[int] = 3
+    native_tags = REPO_TAGS
 
     def __init__(
         self,
@@ -227,29 +225,6 @@ class RepoEnv(AgentEnv):
         )  # the action format is in the instructions, which the base class puts before this text
         return self.task.task_id, obs
 
-    def _parse_native(self, text: str) -> list[ToolCall]:
-        blocks = find_blocks(text, _ACTION_OPEN, _action_closer)
-        if not blocks:
-            raise ParseError(
-                "no action found: use one of <bash>...</bash>, <read_file>...</read_file>, "
-                '<write_file path="...">...</write_file>, <apply_patch>...</apply_patch>, <submit/>'
-            )
-        b = blocks[-1]
-        m = b.opener
-        if m.group("tag"):
-            tag, body = m.group("tag"), b.content()
-            if tag == "bash":
-                return [ToolCall("bash", {"command": body.strip()})]
-            if tag == "read_file":
-                return [ToolCall("read_file", {"path": body.strip()})]
-            return [ToolCall("apply_patch", {"patch": body.lstrip("\n")})]
-        if m.group("path") is not None:
-            content = b.content()
-            if content.startswith("\n"):
-                content = content[1:]
-            return [ToolCall("write_file", {"path": m.group("path").strip(), "content": content})]
-        return [ToolCall("submit", {})]
-
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         call = calls[0]
         args = call.arguments
@@ -279,19 +254,6 @@ class RepoEnv(AgentEnv):
                 return Transition("The sandbox failed to apply the patch.", {}, env_error=res.sandbox_error)
             obs = ("Patch applied.\n" if res.exit_code == 0 else "") + self._shell_output(res)
         return self._after_change(obs)
-
-    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        if name == "bash":
-            return f"<bash>{arguments['command']}</bash>"
-        if name == "read_file":
-            return f"<read_file>{arguments['path']}</read_file>"
-        if name == "write_file":
-            return f'<write_file path="{arguments["path"]}">\n{arguments["content"]}</write_file>'
-        if name == "apply_patch":
-            return f"<apply_patch>\n{arguments['patch']}</apply_patch>"
-        if name == "submit":
-            return "<submit/>"
-        raise ValueError(f"unknown tool {name!r}")
 
     def _expert_action(self) -> str:
         """Revert the injected bug (its unified diff; a full rewrite if the file was edited otherwise), then submit."""

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError
+from arl_envs.core.actions import TagFormat, TagTable
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -24,7 +23,12 @@ TOPICS = ("arithmetic", "lists", "logic")
 DEFAULT_CHECK_TIMEOUT_S = 20.0
 #: Longest proof file accepted, characters (longer: refused with an observation, counts as an attempt).
 MAX_PROOF_CHARS = 20_000
-_COQ_FENCE = re.compile(r"```[ \t]*(?:coq|v|Coq)[ \t]*\r?\n(.*?)```", re.DOTALL)
+#: The native format: the whole file in the last ```coq (```v, ```Coq) fence.
+COQ_TAGS = TagTable(
+    (TagFormat("submit_proof", "coq", "proof", body="raw", fence=("coq", "v", "Coq"), fence_crlf=True,
+               empty_error="the coq block is empty"),),
+    missing="no ```coq block found: reply with the whole file in one fenced ```coq block",
+)
 
 
 @lru_cache(maxsize=4)
@@ -110,6 +114,7 @@ class FormalProofEnv(AgentEnv):
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
     default_max_invalid_actions: ClassVar[int] = 1
+    native_tags = COQ_TAGS
 
     def __init__(
         self,
@@ -183,14 +188,6 @@ class FormalProofEnv(AgentEnv):
         )
         return lemma.id, obs
 
-    def _parse_native(self, text: str) -> list[ToolCall]:
-        blocks = _COQ_FENCE.findall(text)
-        if not blocks:
-            raise ParseError("no ```coq block found: reply with the whole file in one fenced ```coq block")
-        if not blocks[-1].strip():
-            raise ParseError("the coq block is empty")
-        return [ToolCall("submit_proof", {"proof": blocks[-1]})]
-
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         assert self.lemma is not None and self._checker is not None
         source = str(calls[0].arguments["proof"])
@@ -209,11 +206,6 @@ class FormalProofEnv(AgentEnv):
         if left <= 0:
             return Transition(f"{message}\nNo attempts left: the episode is over.", {}, True, False, info)
         return Transition(f"{message}\n{left} attempt(s) left; fix the proof and submit the whole file again.", info=info)
-
-    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        if name != "submit_proof":
-            raise ValueError(f"unknown tool {name!r}")
-        return f"```coq\n{arguments['proof']}```"
 
     def _expert_action(self) -> str:
         """The lemma's reference proof in the given skeleton."""

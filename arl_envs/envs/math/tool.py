@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, boxed_contents, find_blocks
+from arl_envs.core.actions import ParseError, TagFormat, TagTable, boxed_contents
 from arl_envs.core.env import Transition
 from arl_envs.core.tools import Tool, ToolCall
 from arl_envs.envs.math.env import ANSWER_TOOL, ArithmeticEnv, CountdownEnv, DatasetEnv, MathEnv
@@ -21,8 +21,18 @@ MAX_TOOL_OUTPUT_CHARS = 4_000
 DEFAULT_TOOL_TIMEOUT_S = 10.0
 TASK_SOURCES: dict[str, type[MathEnv]] = {"arithmetic": ArithmeticEnv, "countdown": CountdownEnv, "dataset": DatasetEnv}
 
-_PY_TAG_OPEN = re.compile(r"<python>")
-_PY_FENCE = re.compile(r"```[ \t]*(?:python|py)[ \t]*\n(.*?)```", re.DOTALL)
+_EMPTY = "the python block is empty"
+#: The native code blocks: a ```python (or ```py) fence or a <python> block, each row scanned on its own; the one
+#: that starts last counts (``_parse_native`` weighs it against the last ``\boxed{}``).
+PYTHON_TAGS = TagTable(
+    (
+        TagFormat("python", "python", "code", body="code", fence=("python", "py"), empty_error=_EMPTY,
+                  prefix="Let me compute this.\n"),
+        TagFormat("python", "python", "code", body="raw", empty_error=_EMPTY),
+    ),
+    missing="no action found: write a ```python block to run code, or end with \\boxed{your answer}",
+    joint=False,
+)
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
@@ -176,20 +186,16 @@ class ToolMathEnv(MathEnv):
         self._sandbox.reset()
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        code_blocks = [(b.opener.start(), b.content()) for b in find_blocks(text, _PY_TAG_OPEN, "</python>")]
-        code_blocks += [(m.start(), m.group(1)) for m in _PY_FENCE.finditer(text)]
+        last_code = PYTHON_TAGS.match(text)
         boxes = boxed_contents(text)
         box_starts = [m.start() for m in _BOX.finditer(text)] if boxes else []
-        last_code = max(code_blocks, default=None)
         self._reply_boxes = []
-        if box_starts and (last_code is None or box_starts[-1] > last_code[0]):
+        if box_starts and (last_code is None or box_starts[-1] > last_code.start):
             self._reply_boxes = boxes
             return [ToolCall("answer", {"answer": boxes[-1].strip()})]
         if last_code is not None:
-            if not last_code[1].strip():
-                raise ParseError("the python block is empty")
-            return [ToolCall("python", {"code": last_code[1]})]
-        raise ParseError("no action found: write a ```python block to run code, or end with \\boxed{your answer}")
+            return [last_code.checked()]
+        raise ParseError(PYTHON_TAGS.missing)
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         call = calls[0]
@@ -213,7 +219,7 @@ class ToolMathEnv(MathEnv):
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         if name == "python":
-            return f"Let me compute this.\n```python\n{arguments['code']}\n```"
+            return PYTHON_TAGS.format(name, arguments)
         return super().format_call(name, arguments)
 
     def _expert_action(self) -> str:

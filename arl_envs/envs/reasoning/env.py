@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import boxed_contents, extract_tags, strip_tags
+from arl_envs.core.actions import TagFormat, TagTable, boxed_contents, strip_tags
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import DependencyNotInstalled, ParseError, TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -31,6 +31,12 @@ DEFAULT_SIZE = 10_000
 MAX_ANSWER_CHARS = 20_000
 
 _INSTALL_HINT = "pip install 'arl-envs[reasoning]'"
+#: The native format's tag: the last ``<answer>`` outside ``<think>`` (a ``\boxed{}`` where there is none).
+ANSWER_TAGS = TagTable(
+    (TagFormat("answer", "answer", "answer"),),
+    missing="no final answer found: end your reply with <answer>your answer</answer>",
+    discard=lambda text: strip_tags(text, "think"),
+)
 
 
 @lru_cache(maxsize=1)
@@ -106,6 +112,7 @@ class ReasoningGymEnv(AgentEnv):
 
     default_max_turns: ClassVar[int] = 3
     default_max_invalid_actions: ClassVar[int] = 1
+    native_tags = ANSWER_TAGS  # format_call; _parse_native adds the \boxed{} fallback
     #: Snapshot: the dataset object is rebuilt from the kwargs, not copied.
     snapshot_exclude: ClassVar[tuple[str, ...]] = ("_dataset",)
 
@@ -174,19 +181,13 @@ class ReasoningGymEnv(AgentEnv):
         return str(self.index), str(self.item["question"])
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        visible = strip_tags(text, "think")
-        answers = extract_tags(visible, "answer")
-        if answers:
-            return [ToolCall("answer", {"answer": answers[-1].strip()})]
-        boxes = boxed_contents(visible)
+        found = ANSWER_TAGS.match(text)
+        if found is not None:
+            return [found.checked()]
+        boxes = boxed_contents(strip_tags(text, "think"))
         if boxes:
             return [ToolCall("answer", {"answer": boxes[-1].strip()})]
-        raise ParseError("no final answer found: end your reply with <answer>your answer</answer>")
-
-    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        if name != "answer":
-            raise ValueError(f"unknown tool {name!r}")
-        return f"<answer>{arguments['answer']}</answer>"
+        raise ParseError(ANSWER_TAGS.missing)
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         answer = str(calls[0].arguments["answer"]).strip()

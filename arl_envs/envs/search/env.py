@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from arl_envs.core.actions import ParseError, find_blocks, remove_blocks
+from arl_envs.core.actions import TagFormat, TagTable, find_blocks, remove_blocks
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -51,11 +51,9 @@ _PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 SAMPLE_CORPUS_PATH = _PACKAGE_DATA / "sample_corpus.jsonl"
 SAMPLE_QA_PATH = _PACKAGE_DATA / "sample_qa.jsonl"
 
-_ACTION_TAGS = ("search", "open", "answer")
 _STRIP_OPEN = re.compile(r"<(information|think)>", flags=re.IGNORECASE)
 _UNCLOSED_INFORMATION = re.compile(r"<information>.*\Z", flags=re.DOTALL | re.IGNORECASE)
 _STRAY_CLOSE_INFORMATION = re.compile(r"</information>", flags=re.IGNORECASE)
-_OPEN_TAG_RE = re.compile(r"<(search|open|answer)>", flags=re.IGNORECASE)
 
 
 class SearchArgs(BaseModel):
@@ -109,6 +107,23 @@ def strip_fake_observations(text: str) -> str:
     return _STRAY_CLOSE_INFORMATION.sub(" ", text)
 
 
+#: The native search protocol (Search-R1's tags, plus ``<open>``): exactly one case-insensitive block per reply.
+SEARCH_TAGS = TagTable(
+    (
+        TagFormat("search", "search", "query",
+                  empty_error="the search query is empty; write keywords inside <search>...</search>"),
+        TagFormat("open", "open", "doc_id",
+                  empty_error="the document id is empty; write <open>doc_id</open> with an id from the results"),
+        TagFormat("answer", "answer", "text"),
+    ),
+    missing="no action found. End your reply with exactly one of <search>query</search>, <open>doc_id</open> or "
+    "<answer>final answer</answer>",
+    pick="only",
+    ignore_case=True,
+    discard=strip_fake_observations,
+)
+
+
 def parse_search_action(text: str) -> ToolCall:
     """Parse one native search-protocol reply into exactly one tool call.
 
@@ -122,34 +137,7 @@ def parse_search_action(text: str) -> ToolCall:
     Raises:
         ParseError: No action, an unclosed tag, more than one action, or an empty query / document id.
     """
-    cleaned = strip_fake_observations(text)
-    found = [(b.opener.group(1).lower(), b.content().strip())
-             for b in find_blocks(cleaned, _OPEN_TAG_RE, _closing_tag, ignore_case=True)]
-    opened = len(_OPEN_TAG_RE.findall(cleaned))
-    if not found:
-        if opened:
-            tag = _OPEN_TAG_RE.search(cleaned).group(1).lower()  # type: ignore[union-attr]
-            raise ParseError(f"<{tag}> is not closed; write <{tag}>...</{tag}>")
-        raise ParseError(
-            "no action found. End your reply with exactly one of <search>query</search>, "
-            "<open>doc_id</open> or <answer>final answer</answer>"
-        )
-    if len(found) > 1 or opened > len(found):
-        names = ", ".join(f"<{t}>" for t, _ in found)
-        raise ParseError(
-            f"{max(len(found), opened)} actions in one reply ({names}); write exactly one action per turn. "
-            "Nothing was run"
-        )
-    tag, body = found[0]
-    if tag == "search":
-        if not body:
-            raise ParseError("the search query is empty; write keywords inside <search>...</search>")
-        return ToolCall("search", {"query": body})
-    if tag == "open":
-        if not body:
-            raise ParseError("the document id is empty; write <open>doc_id</open> with an id from the results")
-        return ToolCall("open", {"doc_id": body})
-    return ToolCall("answer", {"text": body})
+    return SEARCH_TAGS.parse(text)[0]
 
 
 def snippet(text: str, words: int | None) -> str:
@@ -163,7 +151,8 @@ def snippet(text: str, words: int | None) -> str:
 class SearchEnv(AgentEnv):
     """Shared logic of the search envs (task list, retrieval, parsing, rewards, expert).
 
-    Subclasses load ``self.questions`` and ``self.retriever`` and give :attr:`corpus_description`.
+    Subclasses load ``self.questions`` and ``self.retriever`` and give :attr:`corpus_description`. The native
+    format is :data:`SEARCH_TAGS`.
 
     Args:
         retriever: ``"bm25"`` (default), ``"dense"`` (needs ``arl-envs[search-dense]``), ``"remote"`` or
@@ -184,6 +173,7 @@ class SearchEnv(AgentEnv):
     default_max_turns: ClassVar[int] = 6
     default_max_invalid_actions: ClassVar[int] = 2
     corpus_description: ClassVar[str] = "a document collection"
+    native_tags = SEARCH_TAGS
 
     def __init__(
         self,
@@ -268,18 +258,6 @@ class SearchEnv(AgentEnv):
         self.queries = []
         self.opened = []
         return item.id, f"Question: {item.question}"
-
-    def _parse_native(self, text: str) -> list[ToolCall]:
-        return [parse_search_action(text)]
-
-    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        if name == "search":
-            return f"<search>{arguments['query']}</search>"
-        if name == "open":
-            return f"<open>{arguments['doc_id']}</open>"
-        if name == "answer":
-            return f"<answer>{arguments['text']}</answer>"
-        raise ValueError(f"unknown tool {name!r}")
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         assert self.item is not None and self.retriever is not None

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from arl_envs.core.actions import ParseError, find_blocks
+from arl_envs.core.actions import TagFormat, TagTable
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -33,7 +32,17 @@ MAX_K = 100
 #: Rounds in which the expert repeats the titles of gold articles its query still misses.
 EXPERT_BOOST_ROUNDS = 4
 RETRIEVER_KINDS = ("bm25", "dense")
-_QUERY_TAG = re.compile(r"<query>", flags=re.IGNORECASE)
+#: The native format: the last ``<query>`` block (an ``<answer>`` block where there is none), case-insensitive.
+QUERY_TAGS = TagTable(
+    (
+        TagFormat("rewrite", "query", "query", empty_error="the query is empty"),
+        TagFormat("rewrite", "answer", "query", empty_error="the query is empty", fallback=True),
+    ),
+    missing="no query found: write <query>your search query</query>",
+    joint=False,
+    ignore_case=True,
+    discard=strip_fake_observations,
+)
 
 
 class RewriteArgs(BaseModel):
@@ -97,6 +106,7 @@ class QueryRewriteEnv(AgentEnv):
 
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "format": 0.1}
     default_max_invalid_actions: ClassVar[int] = 1
+    native_tags = QUERY_TAGS
 
     def __init__(
         self,
@@ -166,18 +176,6 @@ class QueryRewriteEnv(AgentEnv):
             raise TaskLoadError(f"unknown question id {task_id!r}")
         return self.item.id, f"Question: {self.item.question}"
 
-    def _parse_native(self, text: str) -> list[ToolCall]:
-        cleaned = strip_fake_observations(text)
-        blocks = find_blocks(cleaned, _QUERY_TAG, "</query>", ignore_case=True)
-        if not blocks:
-            blocks = find_blocks(cleaned, re.compile(r"<answer>", re.IGNORECASE), "</answer>", ignore_case=True)
-        if not blocks:
-            raise ParseError("no query found: write <query>your search query</query>")
-        query = blocks[-1].content().strip()
-        if not query:
-            raise ParseError("the query is empty")
-        return [ToolCall("rewrite", {"query": query})]
-
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         assert self.item is not None
         query = str(calls[0].arguments["query"])
@@ -190,11 +188,6 @@ class QueryRewriteEnv(AgentEnv):
             f"the question itself scores {baseline:.2f})."
         )
         return Transition(obs, {"task": score}, terminated=True, success=score >= 1.0, info=info)
-
-    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        if name != "rewrite":
-            raise ValueError(f"unknown tool {name!r}")
-        return f"<query>{arguments['query']}</query>"
 
     def _expert_action(self) -> str:
         """Privileged: the gold articles' titles, boosting (repeating) the titles still missing, best recall kept."""

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, fenced_code_blocks, find_blocks
+from arl_envs.core.actions import ParseError, TagFormat, TagTable
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -35,8 +34,25 @@ MAX_HASH_SEED = 4_294_967_295
 MAX_LITERAL_CHARS = 1_000
 #: Raw ``format`` part of an invalid proposal (AZR: -1 for programs that error, are non-deterministic or time out).
 INVALID_PROPOSAL_PENALTY = -1.0
-_INPUTS_TAG = re.compile(r"<inputs>", re.IGNORECASE)
-_ANSWER_TAG = re.compile(r"<answer>", re.IGNORECASE)
+_PROGRAM_FENCE = ("python", "py", "")  # a ```python, ```py or unlabelled fence; other languages are skipped
+#: The native formats (tags in any case): the proposer's program fence and <inputs>, both required (the last of
+#: each counts); the solver's answer, a program fence for induction, else the last <answer>.
+PROPOSE_TAGS = TagTable(
+    (TagFormat("propose", "python", "program", body="code", fence=_PROGRAM_FENCE),
+     TagFormat("propose", "inputs", "inputs", body="raw")),
+    missing="a proposal needs a ```python block defining f and <inputs>[...]</inputs>",
+    pick="all",
+    ignore_case=True,
+)
+INDUCTION_TAGS = TagTable(
+    (TagFormat("solve", "python", "answer", body="code", fence=_PROGRAM_FENCE),),
+    missing="an induction answer is a ```python block defining f",
+)
+SOLVE_TAGS = TagTable(
+    (TagFormat("solve", "answer", "answer", body="raw"),),
+    missing="write your answer as <answer>a Python literal</answer>",
+    ignore_case=True,
+)
 
 #: The scripted proposer's templates: (program, input generator name).
 TEMPLATES: tuple[tuple[str, str], ...] = (
@@ -248,20 +264,9 @@ class ProposeSolveEnv(AgentEnv):
         return self.task_type, f"Role: PROPOSER. Propose {article} {self.task_type} task{need}."
 
     def _parse_native(self, text: str) -> list[ToolCall]:
-        code = fenced_code_blocks(text)
         if self.proposal is None:
-            inputs = find_blocks(text, _INPUTS_TAG, "</inputs>", ignore_case=True)
-            if not code or not inputs:
-                raise ParseError("a proposal needs a ```python block defining f and <inputs>[...]</inputs>")
-            return [ToolCall("propose", {"program": code[-1], "inputs": inputs[-1].content()})]
-        if self.task_type == "induction":
-            if not code:
-                raise ParseError("an induction answer is a ```python block defining f")
-            return [ToolCall("solve", {"answer": code[-1]})]
-        answers = find_blocks(text, _ANSWER_TAG, "</answer>", ignore_case=True)
-        if not answers:
-            raise ParseError("write your answer as <answer>a Python literal</answer>")
-        return [ToolCall("solve", {"answer": answers[-1].content()})]
+            return PROPOSE_TAGS.parse(text)
+        return (INDUCTION_TAGS if self.task_type == "induction" else SOLVE_TAGS).parse(text)
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         call = calls[0]
@@ -432,12 +437,8 @@ class ProposeSolveEnv(AgentEnv):
     # ----------------------------------------------------------------- rendering, expert, close
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         if name == "propose":
-            return f"```python\n{arguments['program']}\n```\n<inputs>{arguments['inputs']}</inputs>"
-        if name == "solve":
-            if self.task_type == "induction":
-                return f"```python\n{arguments['answer']}\n```"
-            return f"<answer>{arguments['answer']}</answer>"
-        raise ValueError(f"unknown tool {name!r}")
+            return PROPOSE_TAGS.format(name, arguments)
+        return (INDUCTION_TAGS if self.task_type == "induction" else SOLVE_TAGS).format(name, arguments)
 
     def _expert_action(self) -> str:
         """Proposer: a template from the pool with seeded inputs. Solver: the answer the executor computed."""

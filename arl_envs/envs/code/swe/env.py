@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arl_envs.core.actions import ParseError, find_blocks
+from arl_envs.core.actions import TagFormat, TagTable
 from arl_envs.core.env import AgentEnv, Transition
 from arl_envs.core.errors import TaskLoadError
 from arl_envs.core.tools import Tool, ToolCall
@@ -16,8 +15,13 @@ from arl_envs.envs.code.apply_patch import PatchError, apply_hunks
 from arl_envs.envs.code.apply_patch import parse as patch_parse
 from arl_envs.envs.code.feedback import SandboxHolder
 from arl_envs.envs.code.repo_env import (
+    APPLY_PATCH_TAG,
+    BASH_TAG,
     MAX_CONTENT_CHARS,
     MAX_READ_BYTES,
+    READ_FILE_TAG,
+    SUBMIT_TAG,
+    WRITE_FILE_TAG,
     TOOLS as REPO_TOOLS,
     RepoEnv,
     _cut,
@@ -41,20 +45,18 @@ MAX_FAILURES_SHOWN = 5
 #: Characters of one failure message shown.
 MAX_FAILURE_CHARS = 1200
 
-_ACTION_OPEN = re.compile(
-    r"<(?P<tag>bash|read_file|apply_patch|run_tests)>"
-    r'|<(?P<wtag>write_file|str_replace)\s{1,16}path\s{0,16}=\s{0,16}"(?P<path>[^"\n]{0,4096})"\s{0,16}>'
-    r"|(?P<submit><submit\s{0,16}/>|<submit>\s{0,16}</submit>)"
+#: The native format: code.repo's tags plus ``<run_tests>`` and ``<str_replace path="..."><old>..</old><new>..</new>``.
+SWE_TAGS = TagTable(
+    (
+        BASH_TAG, READ_FILE_TAG, APPLY_PATCH_TAG, TagFormat("run_tests", "run_tests", "target"), WRITE_FILE_TAG,
+        TagFormat("str_replace", "str_replace", attr="path", parts=(("old", "exact text"), ("new", "replacement"))),
+        SUBMIT_TAG,
+    ),
+    missing="no action found: use one of <bash>...</bash>, <read_file>...</read_file>, "
+    '<str_replace path="..."><old>...</old><new>...</new></str_replace>, '
+    '<write_file path="...">...</write_file>, <apply_patch>...</apply_patch>, '
+    "<run_tests>...</run_tests>, <submit/>",
 )
-_OLD_NEW = re.compile(r"<old>\n?(?P<old>.*?)</old>\s*<new>\n?(?P<new>.*?)</new>", re.S)
-
-
-def _closer(opener: re.Match[str]) -> str:
-    if opener.group("tag"):
-        return f"</{opener.group('tag')}>"
-    if opener.group("submit"):
-        return ""
-    return f"</{opener.group('wtag')}>"
 
 
 class StrReplaceArgs(BaseModel):
@@ -135,6 +137,7 @@ class SweEnv(AgentEnv):
     default_reward_weights: ClassVar[dict[str, float]] = {"task": 1.0, "progress": 0.1, "format": 0.1}
     default_max_turns: ClassVar[int] = 30
     default_max_invalid_actions: ClassVar[int] = 3
+    native_tags = SWE_TAGS
 
     def __init__(
         self,
@@ -222,44 +225,6 @@ class SweEnv(AgentEnv):
             f"Run tests with: {p.test_command} (or the run_tests tool)."
         )
         return inst["instance_id"], obs
-
-    def _parse_native(self, text: str) -> list[ToolCall]:
-        blocks = find_blocks(text, _ACTION_OPEN, _closer)
-        if not blocks:
-            raise ParseError(
-                "no action found: use one of <bash>...</bash>, <read_file>...</read_file>, "
-                '<str_replace path="..."><old>...</old><new>...</new></str_replace>, '
-                '<write_file path="...">...</write_file>, <apply_patch>...</apply_patch>, '
-                "<run_tests>...</run_tests>, <submit/>"
-            )
-        b = blocks[-1]
-        m = b.opener
-        tag = m.group("tag")
-        if tag:
-            body = b.content()
-            if tag == "apply_patch":
-                return [ToolCall("apply_patch", {"patch": body.lstrip("\n")})]
-            key = {"bash": "command", "read_file": "path", "run_tests": "target"}[tag]
-            return [ToolCall(tag, {key: body.strip()})]
-        if m.group("wtag") == "write_file":
-            content = b.content()
-            return [ToolCall("write_file", {"path": m.group("path").strip(),
-                                            "content": content[1:] if content.startswith("\n") else content})]
-        if m.group("wtag") == "str_replace":
-            mm = _OLD_NEW.search(b.content())
-            if mm is None:
-                raise ParseError("str_replace needs <old>exact text</old><new>replacement</new> inside it")
-            return [ToolCall("str_replace", {"path": m.group("path").strip(), "old": mm.group("old"),
-                                             "new": mm.group("new")})]
-        return [ToolCall("submit", {})]
-
-    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
-        if name == "str_replace":
-            return (f'<str_replace path="{arguments["path"]}"><old>{arguments["old"]}</old>'
-                    f'<new>{arguments["new"]}</new></str_replace>')
-        if name == "run_tests":
-            return f"<run_tests>{arguments.get('target', '')}</run_tests>"
-        return RepoEnv.format_call(self, name, arguments)  # type: ignore[arg-type]
 
     def _step_calls(self, calls: list[ToolCall]) -> Transition:
         call = calls[0]
