@@ -343,6 +343,22 @@ ENVS: tuple[EnvSpecRow, ...] = (
         "site, act on it in the other; 12 templates checked in both databases.",
         tags=("browser", "slow"),
     ),
+    EnvSpecRow(
+        "arl/web.site-tracker-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "GitLab-like issue tracker site (Flask + SQLite, 8 projects, 3,000 issues, merge requests, milestones): 46 "
+        "templates (answer, navigate, change issues/labels/milestones in the DB); kwargs family=, size=.",
+        kwargs={"site": "tracker"},
+        tags=("browser", "slow"),
+    ),
+    EnvSpecRow(
+        "arl/web.site-admin-v0",
+        "arl_envs.envs.web.sites.env:SiteEnv",
+        "The shop's back office (own staff login; orders, customers, products, stock, monthly reports): 36 templates "
+        "(answer, navigate, change orders/stock/prices/customers in the DB); kwargs family=, size=.",
+        kwargs={"site": "admin"},
+        tags=("browser", "slow"),
+    ),
     # --- example: the env to copy; docs site, "Add an environment" ---
     EnvSpecRow(
         "arl/remote-v0",

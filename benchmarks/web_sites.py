@@ -1,6 +1,6 @@
 """The offline sites beside a MiniWoB++ task, in ONE run on the same machine.
 
-    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,forum,cross]
+    python3 benchmarks/web_sites.py [--episodes 8] [--random-episodes 4] [--sites shop,forum,cross,tracker,admin]
     python3 benchmarks/web_sites.py --every-template [--site forum]
 
 Measures (printed as markdown for benchmarks/RESULTS.md):
@@ -8,8 +8,8 @@ Measures (printed as markdown for benchmarks/RESULTS.md):
 * site start: building the Flask app and loading the seed database (from the cache file) in a fresh process;
   database restore (SQLite backup API, the part of a reset that makes episodes independent) p50/p99;
 * env ``reset`` and ``step`` p50/p99 (expert actions) of ``arl/web.site-shop-v0``, ``arl/web.site-webshop-v0``,
-  ``arl/web.site-forum-v0``, ``arl/web.site-cross-v0`` and ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes
-  interleaved round-robin so machine load hits all alike;
+  ``arl/web.site-forum-v0``, ``arl/web.site-cross-v0``, ``arl/web.site-tracker-v0``, ``arl/web.site-admin-v0`` and
+  ``arl/web.miniwob-v0`` (``click-checkboxes``), episodes interleaved round-robin so machine load hits all alike;
 * expert and random success per site and template family with the task reward's mean;
 * the observation size (characters and whitespace-separated words) over all observations of the expert episodes.
 
@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=8, help="expert episodes per family")
     ap.add_argument("--random-episodes", type=int, default=4, help="random episodes per family")
     ap.add_argument("--every-template", action="store_true", help="only: one expert episode per template of --site")
-    ap.add_argument("--site", default="shop", choices=["shop", "forum", "cross"], help="with --every-template")
+    ap.add_argument("--site", default="shop", choices=["shop", "forum", "cross", "tracker", "admin"], help="with --every-template")
     ap.add_argument("--sites", default="shop,forum,cross", help="comma-separated sites to time beside MiniWoB++")
     args = ap.parse_args()
     if args.every_template:
@@ -110,7 +110,7 @@ def main() -> None:
         return
     sites = args.sites.split(",")
 
-    for name, size in (("shop", 5000), ("forum", 2000)):
+    for name, size in (("shop", 5000), ("forum", 2000), ("tracker", 3000), ("admin", 5000)):
         if name not in sites and not (name != "cross" and "cross" in sites):
             continue
         start = subprocess.run(
@@ -127,7 +127,7 @@ def main() -> None:
               f"db restore p50 {pct(restores, 50):.1f} ms, p99 {pct(restores, 99):.1f} ms")
 
     families = {"shop": ["info", "nav", "change", "webshop"], "forum": ["info", "nav", "change"],
-                "cross": ["info", "change"]}
+                "cross": ["info", "change"], "tracker": ["info", "nav", "change"], "admin": ["info", "nav", "change"]}
     with hold_browser():
         envs = {}
         for site_name in sites:

@@ -1,7 +1,8 @@
 """``SiteEnv``: a task template of a multi-page site (Flask over SQLite) in the web domain's Chromium.
 
 Ids ``arl/web.site-shop-v0`` (every shop template), ``arl/web.site-webshop-v0`` (WebShop-style purchases with
-WebShop's partial-credit reward) and ``arl/web.site-forum-v0`` (every forum template); the cross-site id
+WebShop's partial-credit reward), ``arl/web.site-forum-v0`` (every forum template), ``arl/web.site-tracker-v0`` (the
+GitLab-like tracker) and ``arl/web.site-admin-v0`` (the shop's back office, its own staff login); the cross-site id
 ``arl/web.site-cross-v0`` is :mod:`arl_envs.envs.web.sites.cross.env`. Observation, actions, experts and reset/step
 behaviour are :class:`WebEnv`'s; what differs is where pages come from and how episodes are scored:
 
@@ -45,7 +46,15 @@ def site_templates(site: str) -> list[Template]:
         from arl_envs.envs.web.sites.forum.table import TEMPLATES
 
         return TEMPLATES
-    raise ValueError(f"unknown site {site!r}; known: shop, forum")
+    if site == "tracker":
+        from arl_envs.envs.web.sites.tracker.tasks import TEMPLATES as TRACKER
+
+        return TRACKER
+    if site == "admin":
+        from arl_envs.envs.web.sites.admin.tasks import TEMPLATES as ADMIN
+
+        return ADMIN
+    raise ValueError(f"unknown site {site!r}; known: {', '.join(SITE_MODULES)}")
 
 
 def templates_for(site: str, family: str) -> list[Template]:
@@ -112,12 +121,14 @@ class SiteEnv(WebEnv):
     """A multi-page website task (see the module docstring); all :class:`WebEnv` kwargs apply.
 
     Arguments:
-        site: ``"shop"`` or ``"forum"``.
+        site: ``"shop"``, ``"forum"``, ``"tracker"`` or ``"admin"``.
         family: Template family: ``"all"`` (default), ``"info"`` (answer a question), ``"nav"`` (reach a page),
             ``"change"`` (change the database: shop cart, orders, reviews, account; forum posts, comments, votes,
-            subscriptions, profile) or ``"webshop"`` (shop only: buy a product by attributes, options and a price
-            bound; WebShop's reward with partial credit).
-        size: Shop: number of products (default 5,000); forum: number of posts (default 2,000); >= 500.
+            subscriptions, profile; tracker issues, comments, labels, milestones, merge requests; admin orders,
+            notes, stock, prices, customers) or ``"webshop"`` (shop only: buy a product by attributes, options and
+            a price bound; WebShop's reward with partial credit).
+        size: Shop and admin: number of products (default 5,000); forum: number of posts (default 2,000); tracker:
+            number of issues (default 3,000); >= 500.
 
     Rewards:
         ``task``: 1 for the exact goal; for ``family="webshop"`` WebShop's score of the purchased item

@@ -30,8 +30,9 @@ _COUNTER = itertools.count()
 
 
 #: Sites by name: each is a package ``arl_envs.envs.web.sites.<name>`` with ``app.create_app()`` and
-#: ``data.build(conn, size)``; the value is the site's default size (shop: products, forum: posts).
-SITE_MODULES = {"shop": 5000, "forum": 2000}
+#: ``data.build(conn, size)``; the value is the site's default size (shop and admin: products, forum: posts,
+#: tracker: issues).
+SITE_MODULES = {"shop": 5000, "forum": 2000, "tracker": 3000, "admin": 5000}
 
 
 def cache_dir() -> Path:
@@ -44,7 +45,7 @@ class Site:
 
     Attributes:
         name: A key of :data:`SITE_MODULES`.
-        size: The site's size kwarg (shop: products, forum: posts).
+        size: The site's size kwarg (shop and admin: products, forum: posts, tracker: issues).
         seed_uri: SQLite URI of the shared in-memory pristine database.
         start_s: Seconds the build or load took in this process.
     """

@@ -86,6 +86,35 @@ def changed_tables(db: sqlite3.Connection, tables: tuple[str, ...] = TRACKED_TAB
     return out
 
 
+def row_updated_only(db: sqlite3.Connection, tables: tuple[str, ...], table: str, rid: int,
+                     want: dict[str, Any]) -> bool:
+    """Of ``tables``, only row ``rid`` (first column) of ``table`` differs from the seed; its ``want`` columns hold
+    those values, the others their seed values."""
+    ch = changed_tables(db, tables)
+    if set(ch) != {table}:
+        return False
+    added, removed = ch[table]
+    if len(added) != 1 or len(removed) != 1 or added[0][0] != rid or removed[0][0] != rid:
+        return False
+    cols = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
+    new, old = dict(zip(cols, added[0])), dict(zip(cols, removed[0]))
+    return all(new[k] == v for k, v in want.items()) and all(new[k] == old[k] for k in cols if k not in want)
+
+
+def row_inserted_only(db: sqlite3.Connection, tables: tuple[str, ...], table: str, want: dict[str, Any],
+                      also: tuple[str, ...] = ()) -> tuple | None:
+    """The one new row of ``table`` (``want`` columns equal) when nothing else changed but new rows of ``also``."""
+    ch = changed_tables(db, tables)
+    if not set(ch) <= {table, *also} or table not in ch:
+        return None
+    added, removed = ch[table]
+    if len(added) != 1 or removed or any(ch[t][1] for t in also if t in ch):
+        return None
+    cols = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
+    row = dict(zip(cols, added[0]))
+    return added[0] if all(row[k] == v for k, v in want.items()) else None
+
+
 def forget_changes(db: sqlite3.Connection) -> None:
     """Drop :func:`changed_tables`' cache of ``db`` (after a restore or before closing it)."""
     _DIFF_CACHE.pop(id(db), None)
