@@ -5,7 +5,9 @@ in; the project was "installed" once: pure Python, importable from the tree). Pe
 copy the same cached tree to a fresh directory and ``pip install --no-deps --no-build-isolation -e`` it into a
 fresh prefix (what an episode costs when each one installs its project). Both offline.
 
-    python benchmarks/swe_boot.py --episodes 10 --projects inflection cachetools
+    python benchmarks/swe_boot.py --episodes 10 --projects inflection cachetools [--sandbox docker]
+
+On ``--sandbox docker`` a reset leases a warm pooled container and writes the tree into its ``/work``.
 """
 
 from __future__ import annotations
@@ -46,11 +48,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--episodes", type=int, default=10)
     ap.add_argument("--projects", nargs="+", default=["inflection", "cachetools"])
+    ap.add_argument("--sandbox", default="bwrap", choices=["bwrap", "docker"])
     args = ap.parse_args()
-    print("| project | reset p50 (s) | reset p90 (s) | pip install -e p50 (s) | ratio |")
-    print("|---|---|---|---|---|")
+    print("| project | sandbox | reset p50 (s) | reset p90 (s) | pip install -e p50 (s) | ratio |")
+    print("|---|---|---|---|---|---|")
     for project in args.projects:
-        env = gym.make("arl_envs:arl/code.swe-v0", project=project, split="all")
+        env = gym.make("arl_envs:arl/code.swe-v0", project=project, split="all", sandbox=args.sandbox)
         env.reset(seed=0)  # sandbox start-up, tree cache: once per env, not per episode
         ours, peer = [], []
         for ep in range(args.episodes):
@@ -61,7 +64,7 @@ def main() -> None:
         env.close()
         o50, p50 = statistics.median(ours), statistics.median(peer)
         o90 = sorted(ours)[max(0, int(0.9 * len(ours)) - 1)]
-        print(f"| {project} | {o50:.3f} | {o90:.3f} | {p50:.3f} | {p50 / o50:.1f}x |", flush=True)
+        print(f"| {project} | {args.sandbox} | {o50:.3f} | {o90:.3f} | {p50:.3f} | {p50 / o50:.1f}x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -201,3 +201,33 @@ def test_conformance() -> None:
     report = check_conformance("arl/code.swe-v0", env_kwargs={"project": "inflection"}, expert_seeds=(0, 1),
                                n_fuzz=40, n_random_episodes=2)
     assert report.passed, report.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_docker_backend_expert_resolves_and_pytest_is_read_only() -> None:
+    """On ``sandbox="docker"`` (the sandbox image extended with the pinned pytest, built locally): the expert
+    resolves, doing nothing fails, and the tool chain cannot be changed from inside."""
+    import gymnasium as gym
+
+    from arl_envs.envs.code.swe.projects import PYTEST_VERSION
+
+    from arl_envs_tests.envs.code.conftest import skip_unless_backend
+
+    skip_unless_backend("docker")
+    env = gym.make("arl_envs:arl/code.swe-v0", project="inflection", sandbox="docker")
+    try:
+        env.reset(seed=3)
+        obs, _, _, _, _ = env.step("<bash>python3 -c 'import pytest; print(pytest.__version__)'; "
+                                   "touch /opt/arl/site-packages0/pytest/__init__.py</bash>")
+        assert PYTEST_VERSION in obs and ("Read-only file system" in obs or "Permission denied" in obs), obs
+        done = False
+        while not done:
+            _, _, term, trunc, info = env.step(env.unwrapped.expert_action())
+            done = term or trunc
+        assert info["success"] and info["reward_components"]["task"] == 1.0, info
+        env.reset(seed=3)
+        _, _, term, _, info = env.step("<submit/>")
+        assert term and not info["success"] and info["reward_components"]["task"] == 0.0
+    finally:
+        env.close()

@@ -29,6 +29,7 @@ from arl_envs.envs.code.repo_env import (
     apply_patch_in,
 )
 from arl_envs.envs.code.swe import list_instances
+from arl_envs.envs.code.swe.docker_image import SWE_IMAGE, swe_image
 from arl_envs.envs.code.swe.grade import TOOLCHAIN_MOUNT, Grade, grade
 from arl_envs.envs.code.swe.projects import (
     PROJECTS,
@@ -129,7 +130,9 @@ class SweEnv(AgentEnv):
         Terminated on submit or after more than ``max_invalid_actions`` (3) malformed replies; truncated after
         ``max_turns`` (30). A sandbox or grader failure truncates with ``info["env_error"]``.
     Arguments:
-        split ("train" | "test" | "all"), project (a project name), instance_id, sandbox ("bwrap"),
+        split ("train" | "test" | "all"), project (a project name), instance_id, sandbox ("bwrap", or "docker":
+        the sandbox image extended with pytest, built locally on the first reset by
+        :func:`~arl_envs.envs.code.swe.docker_image.swe_image`),
         sandbox_kwargs, action_format, reward_weights, max_turns, max_invalid_actions, render_mode.
     """
 
@@ -161,10 +164,14 @@ class SweEnv(AgentEnv):
                              " (build them with `arl-envs swe build`)")
         self._by_id = {i["instance_id"]: i for i in self.instances}
         super().__init__(**kwargs)
-        if sandbox != "bwrap":
-            raise ValueError("arl/code.swe-v0 runs on the bwrap sandbox (the test tool chain is bound read-only)")
+        if sandbox not in ("bwrap", "docker"):
+            raise ValueError(f"arl/code.swe-v0 runs on sandbox='bwrap' or 'docker', not {sandbox!r}")
         sk = dict(sandbox_kwargs or {})
-        sk.setdefault("site_packages", [str(shared_toolchain_dir())])
+        self._image_pending = sandbox == "docker"
+        if sandbox == "bwrap":  # the tool chain is bound read-only
+            sk.setdefault("site_packages", [str(shared_toolchain_dir())])
+        else:  # the tool chain is in the image (read-only root fs), built on first reset
+            sk.setdefault("image", SWE_IMAGE)
         sk.setdefault("env", {"PYTHONPATH": f"{REPO_ROOT}/src:{REPO_ROOT}:{TOOLCHAIN_MOUNT}"})
         self._holder = SandboxHolder(sandbox, sk)
         self.instance: dict[str, Any] | None = None
@@ -212,6 +219,9 @@ class SweEnv(AgentEnv):
         files = dict(_pristine_files(inst["project"]))
         path = inst["mutation_patch"].split("\n", 1)[0][len("--- a/"):].strip()
         files[path] = _buggy_source(inst["project"], path, inst["mutation_patch"]).encode("utf-8")
+        if self._image_pending:
+            swe_image(self._holder.kwargs["image"])
+            self._image_pending = False
         self._holder.get()
         err = self._holder.new_episode()
         sb = self._holder.get()
