@@ -34,7 +34,7 @@ FIELD_MINIMUMS: dict[str, tuple[float, bool]] = {
     "lr": (0.0, False), "sft_lr": (0.0, False), "adam_eps": (0.0, False), "max_grad_norm": (0.0, False),
     "weight_decay": (0.0, True), "beta": (0.0, True), "entropy_coef": (0.0, True), "sgd_momentum": (0.0, True), "top_k": (0, True),
     "warmup_steps": (0, True), "sft_steps": (0, True), "sft_batch_size": (1, True), "sft_episodes": (0, True),
-    "eval_every": (0, True), "eval_tasks": (0, True), "eval_samples": (1, True), "log_samples": (0, True),
+    "branch_k": (0, True), "branch_points": (1, True), "eval_every": (0, True), "eval_tasks": (0, True), "eval_samples": (1, True), "log_samples": (0, True),
     "num_threads": (1, True), "env_threads": (1, True), "time_limit_s": (0.0, False),
 }
 
@@ -170,6 +170,15 @@ class GRPOConfig:
             that act from the same observation; see :func:`arl_baselines.grpo.loss.step_group_advantages`).
         step_advantage_weight: omega of GiGPO (1.0 in the paper).
         step_gamma: Discount of the step-level returns (0.95 in the paper).
+        branch_k: Step groups by construction (:mod:`arl_baselines.grpo.branching`): after each rollout, at one
+            uniformly drawn turn of each of the first ``branch_points`` episodes of every group, the env is
+            restored from a snapshot taken before that turn (``env.unwrapped.snapshot()``) and ``branch_k``
+            more actions are sampled there, each played by the policy to the episode's end (a Monte-Carlo
+            return of that action, as the tree rollouts of TreeRL, Hou et al. 2025, arXiv:2506.11902). The
+            trunk's turn and its branches form one GiGPO step group that shares an exact state; branch turns
+            get only step-level advantages. Their env steps count like any other (``env_steps`` in
+            metrics.jsonl). 0 (default): no branching. Needs ``advantage_level="step"``.
+        branch_points: Episodes of each group that are branched from (one turn each) when ``branch_k > 0``.
         diversity: ``off`` (default) or ``ngram``: DARLING's diversity bonus (Li et al. 2025, arXiv:2509.02534),
             the reward multiplied by each completion's n-gram distinctness within its group
             (:mod:`arl_baselines.grpo.diversity`).
@@ -248,6 +257,8 @@ class GRPOConfig:
     advantage_level: str = "episode"
     step_advantage_weight: float = 1.0
     step_gamma: float = 0.95
+    branch_k: int = 0
+    branch_points: int = 1
     diversity: str = "off"
     diversity_ngram: int = 2
     diversity_threshold: float | None = 0.5
@@ -307,6 +318,8 @@ class GRPOConfig:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.advantage_level not in ADVANTAGE_LEVELS:
             raise ValueError(f"advantage_level must be one of {ADVANTAGE_LEVELS}, got {self.advantage_level!r}")
+        if self.branch_k and self.advantage_level != "step":
+            raise ValueError(f"branch_k={self.branch_k} makes step groups: it needs advantage_level='step'")
         if self.diversity not in DIVERSITY_MODES:
             raise ValueError(f"diversity must be one of {DIVERSITY_MODES}, got {self.diversity!r}")
         if self.sft_schedule not in SFT_SCHEDULES:

@@ -21,6 +21,7 @@ import math
 import random
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -155,6 +156,9 @@ class RolloutEngine:
         self.env_threads = int(env_threads)
         self._pool: ThreadPoolExecutor | None = None
         self._decoder: FastDecoder | None = None
+        #: Called as ``before_step(episode, env)`` right before each env step of :meth:`play` (None: nothing);
+        #: :class:`arl_baselines.grpo.branching.Brancher` snapshots the env there.
+        self.before_step: Callable[[Episode, Any], None] | None = None
         probe = self._env(0)
         self.max_turns = int(getattr(probe.unwrapped, "max_turns", 1))
         self.json_format = getattr(probe.unwrapped, "action_format", "native") == "json"
@@ -250,13 +254,34 @@ class RolloutEngine:
     def _run_batch(
         self, wanted: list[tuple[int, int]], temperature: float, top_k: int, generator: torch.Generator | None
     ) -> list[Episode]:
-        p, dec = self.policy, self.decoder
-        n = len(wanted)
         eps = [Episode(group=g, seed=s) for g, s in wanted]
-        prompts: list[list[int]] = []
-        for i, ep in enumerate(eps):
-            prompts.append(self._start_episode(ep, self._env(i)))
-        prompts += [[p.pad_id]] * (self.batch_size - n)
+        prompts = [self._start_episode(ep, self._env(i)) for i, ep in enumerate(eps)]
+        return self.play(eps, prompts, temperature, top_k, generator)
+
+    @torch.no_grad()
+    def play(
+        self,
+        eps: list[Episode],
+        prompts: list[list[int]],
+        temperature: float,
+        top_k: int,
+        generator: torch.Generator | None,
+    ) -> list[Episode]:
+        """Play started episodes to their ends in one decoder batch: row ``i`` is ``eps[i]``, whose env is
+        ``self.envs[i]`` (already in the state ``prompts[i]`` leads to) and whose ``ids`` end with ``prompts[i]``.
+
+        :meth:`run` calls it on freshly reset episodes; :mod:`arl_baselines.grpo.branching` on episodes that
+        continue from a restored snapshot (the prompt is then an earlier episode's prefix). Calls
+        :attr:`before_step` (when set) with each episode and its env right before the env is stepped.
+
+        Raises:
+            ValueError: More episodes than ``batch_size``.
+        """
+        p, dec = self.policy, self.decoder
+        n = len(eps)
+        if n > self.batch_size:
+            raise ValueError(f"{n} episodes do not fit a decoder batch of {self.batch_size}")
+        prompts = list(prompts) + [[p.pad_id]] * (self.batch_size - n)
         active = [True] * n + [False] * (self.batch_size - n)
         dec.start(prompts)
         while any(active):
@@ -272,6 +297,9 @@ class RolloutEngine:
             chunks: list[list[int]] = [[] for _ in range(self.batch_size)]
             rows = [i for i in range(n) if outs[i] is not None]
             texts = [self._record_turn(eps[i], outs[i], limits[i]) for i in rows]
+            if self.before_step is not None:
+                for i in rows:
+                    self.before_step(eps[i], self._env(i))
             results = self._step_envs([(self._env(i), text) for i, text in zip(rows, texts)])
             for i, text, result in zip(rows, texts, results):
                 obs_ids = self._finish_turn(eps[i], outs[i], text, result)

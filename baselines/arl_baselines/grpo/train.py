@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from arl_baselines.grpo.branching import Brancher
 from arl_baselines.grpo.config import (
     EVAL_SEED_OFFSET,
     TINY_SIZES,
@@ -78,6 +79,8 @@ METRIC_KEYS = (
     "env_errors",
     "masked_episodes",
     "trained_episodes",
+    "env_steps",
+    "branch_episodes",
     "trained_tokens",
     "sampler_logp_gap",
     "rollout_s",
@@ -168,6 +171,7 @@ class Trainer:
             env_threads=cfg.env_threads,
         )
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
+        self.brancher = Brancher(self.engine, cfg) if cfg.branch_k else None
         self.task_rng = np.random.default_rng(cfg.seed)
         self.eval_seeds = [EVAL_SEED_OFFSET + i for i in range(cfg.eval_tasks)]
         self.ref_model: Any = None
@@ -467,9 +471,11 @@ class Trainer:
         t = time.perf_counter()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
-        eps = self.engine.run(seeds, cfg.group_size, temperature=cfg.temperature, top_k=cfg.top_k, generator=self.gen)
+        run = self.brancher.rollout if self.brancher is not None else self.engine.run
+        eps = run(seeds, cfg.group_size, temperature=cfg.temperature, top_k=cfg.top_k, generator=self.gen)
         rollout_s = time.perf_counter() - t
-        sampled = sum(e.sampled_tokens for e in eps)
+        branches = self.brancher.branches if self.brancher is not None else []
+        sampled = sum(e.sampled_tokens for e in eps + branches)
         self.tokens_generated += sampled
 
         rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
@@ -482,10 +488,12 @@ class Trainer:
             )
         adv = group_advantages(rewards, cfg.group_size, scale_rewards=cfg.scale_rewards, valid=valid)
         train_adv: Any = adv.advantages
-        signal = None
-        if cfg.advantage_level == "step":
+        signal, trained = None, eps
+        if self.brancher is not None:  # step groups from K actions at snapshotted states (trunks, then branches)
+            trained, train_adv, signal = self.brancher.advantages(eps, adv.advantages, valid)
+        elif cfg.advantage_level == "step":
             train_adv, signal = self.step_level_advantages(eps, adv.advantages, valid)
-        keep = self.loss_batch(eps, adv.zero_spread, signal)
+        keep = self.loss_batch(trained, adv.zero_spread, signal)
         # the schedule counts GRPO steps, updated or not (a step whose groups are all zero-spread has no update)
         lr_used = grpo_lr_at(cfg, self.step - 1)
         for group in self.opt.param_groups:
@@ -496,7 +504,7 @@ class Trainer:
         t = time.perf_counter()
         model.train()
         sel = train_adv[keep] if isinstance(train_adv, torch.Tensor) else [train_adv[i] for i in keep]
-        stats = self._update([eps[i] for i in keep], sel) if keep else _empty_update_stats()
+        stats = self._update([trained[i] for i in keep], sel) if keep else _empty_update_stats()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
         update_s = time.perf_counter() - t
@@ -525,6 +533,8 @@ class Trainer:
             "env_errors": sum(e.env_error is not None for e in eps),
             "masked_episodes": masked,
             "trained_episodes": len(keep),
+            "env_steps": sum(e.turns for e in trained),
+            "branch_episodes": len(branches),
             "rollout_s": rollout_s,
             "update_s": update_s,
             "tokens_per_s": sampled / max(rollout_s, 1e-9),
