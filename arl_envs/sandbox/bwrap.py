@@ -174,7 +174,7 @@ def find_bwrap(path: str | None = None) -> str:
         raise SandboxUnavailable(BWRAP_INSTALL_HINT) from exc
 
 
-def _default_python() -> str:
+def default_python() -> str:
     """The interpreter run inside: Debian's ``/usr/bin/python3`` when present (fast start), else ours."""
     if os.access("/usr/bin/python3", os.X_OK):
         return "/usr/bin/python3"
@@ -241,7 +241,7 @@ class BwrapSandbox(Sandbox):
         self.is_root = os.geteuid() == 0
         self.host_uid = host_uid if self.is_root else os.geteuid()
         self.host_gid = host_uid if self.is_root else os.getegid()
-        self.python = python or _default_python()
+        self.python = python or default_python()
         if not os.access(self.python, os.X_OK):
             raise ValueError(f"python interpreter {self.python!r} is not executable")
         self.site_packages = [str(Path(p).resolve()) for p in site_packages]

@@ -12,10 +12,11 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from arl_envs.sandbox.bwrap import default_python
 
 CHILD_SOURCE = (Path(__file__).parent / "pytest_child.py").read_text(encoding="utf-8")
 #: Wall seconds one test run of the build may take (a mutant that loops is cut and rejected).
@@ -31,7 +32,10 @@ def pytest_args(targets: list[str], ini: str) -> list[str]:
 
 def run_pytest_host(tree: Path, src: str, toolchain: Path, targets: list[str],
                     timeout_s: float = HOST_RUN_TIMEOUT_S) -> dict[str, tuple[str, str]] | None:
-    """Run ``targets`` in ``tree`` (cwd) with ``tree/src`` and ``toolchain`` on ``sys.path``.
+    """Run ``targets`` in ``tree`` (cwd) with ``tree/src`` and ``toolchain`` on ``sys.path``, under the interpreter
+    the bwrap sandbox runs (:func:`~arl_envs.sandbox.bwrap.default_python`), so that the tests that pass here are
+    the ones that pass at grading (a module present in one interpreter and not the other, such as ``tkinter``,
+    would otherwise make a test pass at build time and skip at grading).
 
     Returns:
         ``{nodeid: (outcome, message)}``, or None when the run exceeded ``timeout_s`` or reported no end.
@@ -43,7 +47,7 @@ def run_pytest_host(tree: Path, src: str, toolchain: Path, targets: list[str],
     config = {"path": [str(tree / src), str(tree), str(toolchain)], "args": pytest_args(targets, ini), "fd": w}
     try:
         proc = subprocess.Popen(  # noqa: S603 - our interpreter, our script
-            [sys.executable, "-I", "-S", "-B", "-c", CHILD_SOURCE, json.dumps(config)],
+            [default_python(), "-I", "-S", "-B", "-c", CHILD_SOURCE, json.dumps(config)],
             cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(w,), start_new_session=True,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(tree)},
