@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import arl_envs
 
 from arl_envs.envs.code.swe import export_jsonl, list_instances
 from arl_envs.envs.code.swe.build import problem_statement
@@ -59,6 +63,20 @@ def test_problem_statement_names_tests_but_never_the_file_or_line() -> None:
                                        "E       AssertionError: at inflection/__init__.py:123"}, 1)
     assert "test_inflection.py::test_x" in text and "assert f(1) == 2" in text
     assert "__init__.py" not in text and ":123" not in text and "return" not in text.split("```")[1]
+
+
+def test_problem_statement_is_the_same_across_runs_whatever_the_memory_addresses() -> None:
+    """pytest shows objects as ``<function f at 0x7f...>``: the address differs per process, so a rebuild would
+    rewrite shipped problem statements; addresses are masked."""
+    def text(addr: str) -> str:
+        msg = (">       assert camelize('Capital', False) == 'capital'\n"
+               f"E       +  where None = <function camelize at {addr}>('Capital', False)")
+        return problem_statement(PROJECTS["inflection"], "inflection/__init__.py", {"test_inflection.py::test_x": msg}, 1)
+
+    assert text("0x7f14acca00e0") == text("0x7f5563afc0e0")
+    assert "0x7f" not in text("0x7f14acca00e0")
+    shipped = (Path(arl_envs.__file__).parent / "envs/code/data/swe/instances.jsonl").read_text(encoding="utf-8")
+    assert re.search(r" at 0x[0-9a-f]{4,}", shipped) is None
 
 
 def test_shipped_instances_have_swe_bench_fields_and_are_split_by_project(tmp_path) -> None:
