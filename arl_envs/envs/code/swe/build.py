@@ -241,7 +241,7 @@ def instance_record(project: Project, v: dict[str, Any]) -> dict[str, Any]:
         "patch": v["patch"],
         "mutation_patch": v["mutation_patch"],
         "test_files": v["test_files"],
-        "problem_statement": v["problem_statement"],
+        "problem_statement": mask_addresses(v["problem_statement"]),  # verdicts cached by older builds too
         "FAIL_TO_PASS": v["FAIL_TO_PASS"],
     }
 
