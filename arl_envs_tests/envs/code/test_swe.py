@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import arl_envs
+from arl_envs.core.errors import TaskLoadError
 
 from arl_envs.envs.code.swe import export_jsonl, list_instances
 from arl_envs.envs.code.swe.build import problem_statement
@@ -249,3 +250,31 @@ def test_docker_backend_expert_resolves_and_pytest_is_read_only() -> None:
         assert term and not info["success"] and info["reward_components"]["task"] == 0.0
     finally:
         env.close()
+
+
+def test_shared_toolchain_copy_planted_by_someone_else_is_never_used(tmp_path, monkeypatch) -> None:
+    """The tool chain bound into every grading run is copied under the shared temporary directory: a copy there
+    that is a link, or that others can write to, is refused (it would run its own pytest and report passes)."""
+    import os
+    import tempfile
+
+    from arl_envs.envs.code.swe import projects
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    evil = tmp_path / "evil"
+    (evil / "_pytest").mkdir(parents=True)
+    (evil / ".arl-complete").write_text("done\n")
+    (evil / "pytest.py").write_text("raise SystemExit('planted')\n")
+    name = projects.shared_toolchain_dir.__globals__["PYTEST_VERSION"]
+    planted = [tmp_path / f"arl-envs-swe-toolchain-{name}", tmp_path / f"arl-envs-swe-toolchain-{name}-{os.getuid()}"]
+    for p in planted:
+        p.symlink_to(evil)
+    with pytest.raises(TaskLoadError, match="not a directory of this user"):
+        projects.shared_toolchain_dir()
+    for p in planted:
+        p.unlink()
+        p.mkdir()
+        (p / ".arl-complete").write_text("done\n")
+        p.chmod(0o777)
+    with pytest.raises(TaskLoadError, match="not a directory of this user"):
+        projects.shared_toolchain_dir()
