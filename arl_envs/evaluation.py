@@ -125,7 +125,7 @@ def check_eval_args(config: EvalConfig, output: str | Path, overwrite: bool = Fa
         True when ``output`` holds an earlier run of the same config (this run resumes it).
 
     Raises:
-        ValueError: Bad settings (tool mode, counts, URL).
+        ValueError: Bad settings (tool mode, counts, URL, env kwargs an id does not take: ``InvalidKwargs``).
         FileExistsError: ``output`` is a file, or holds a run of another config and ``overwrite`` is False.
     """
     if config.tool_mode not in TOOL_MODES:
@@ -135,6 +135,12 @@ def check_eval_args(config: EvalConfig, output: str | Path, overwrite: bool = Fa
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(config, name)}")
     if not config.model_url.startswith(("http://", "https://")):
         raise ValueError(f"--model must be an http(s) URL of an OpenAI-compatible API root, got {config.model_url!r}")
+    for env_id in config.env_ids:  # an unknown kwarg or a bad value is the caller's, not every episode's env error
+        spec = gym.spec(env_id)
+        creator = gym.envs.registration.load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) \
+            else spec.entry_point
+        if isinstance(creator, type) and hasattr(creator, "check_kwargs"):
+            creator.check_kwargs({**spec.kwargs, **config.env_kwargs})
     out = Path(output)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"the output directory {out} is a file")

@@ -262,7 +262,9 @@ class SearchPatchAgent(Agent):
         self.edits_tried = 0
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        if self._gen is None:
+        """The next call; a reset observation (``info["turn"] == 0``) starts the script over on its issue."""
+        if self._gen is None or info.get("turn") == 0:
+            self.edits_tried = 0
             self._gen = self._play(observation)
             return next(self._gen)
         try:

@@ -36,6 +36,10 @@ EXPERTS = ("mcts", "solver", "cfr")
 #: CFR+ iterations of the ``"cfr"`` expert (OpenSpiel's ``CFRPlusSolver``). On leduc_poker 40 iterations take
 #: ~1-3 s once per process and reach an exploitability of 0.048 chips per hand (``pyspiel.exploitability``).
 CFR_ITERATIONS = 40
+#: Most histories (nodes of the game tree, chance nodes included) a game may have for the ``"cfr"`` expert: each
+#: CFR+ iteration walks the whole tree (leduc_poker: 9,457; liars_dice: 294,883, ~8 s for the first move;
+#: tic_tac_toe: 549,946, ~30 s; connect_four would never finish). Larger games are refused (``ValueError``).
+CFR_MAX_STATES = 300_000
 #: Most states the exact solver memoises per game before it gives up (``NotImplementedError``).
 SOLVER_MAX_STATES = 2_000_000
 
@@ -47,6 +51,28 @@ _SOLVED: dict[str, dict[str, float]] = {}
 #: CFR+ solvers run so far: game string -> ``(solver, average policy)`` (read-only, filled on use; the policy reads
 #: the solver's tables, so the solver is kept alive beside it).
 _CFR_POLICIES: dict[str, tuple[Any, Any]] = {}
+#: Game strings whose tree is within CFR_MAX_STATES (checked once per game and process).
+_CFR_SMALL: set[str] = set()
+
+
+def check_cfr_tree(game: Any, game_string: str) -> None:
+    """Raise ``ValueError`` when ``game``'s tree has more than :data:`CFR_MAX_STATES` histories (a bounded walk:
+    under a second at the limit)."""
+    if game_string in _CFR_SMALL:
+        return
+    stack, n = [game.new_initial_state()], 0
+    while stack:
+        state = stack.pop()
+        n += 1
+        if n > CFR_MAX_STATES:
+            raise ValueError(f"expert='cfr' solves the whole game tree; {game_string} has more than "
+                             f"{CFR_MAX_STATES:,} histories: use expert='mcts' (or 'solver' for small "
+                             "perfect-information games)")
+        if state.is_terminal():
+            continue
+        moves = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        stack.extend(state.child(a) for a in moves)
+    _CFR_SMALL.add(game_string)
 
 
 def _pyspiel() -> Any:

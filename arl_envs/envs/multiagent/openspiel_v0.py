@@ -39,6 +39,7 @@ from arl_envs.envs.multiagent.openspiel_experts import (  # noqa: F401 - the exp
     SOLVER_MAX_STATES,
     OpenSpielExperts,
     _pyspiel,
+    check_cfr_tree,
 )
 from arl_envs.envs.multiagent.parallel import TurnParallelEnv
 
@@ -193,6 +194,8 @@ class OpenSpielEnv(OpenSpielExperts, TextGameEnv):
                              f"{self.game_name} is not one")
         if expert == "cfr" and not (self.zero_sum and self.num_players == 2 and not self.simultaneous):
             raise ValueError(f"expert='cfr' needs a two-player zero-sum turn-based game; {self.game_name} is not one")
+        if expert == "cfr":
+            check_cfr_tree(spiel, self.game_string)
         #: Most moves of one game (OpenSpiel's max_game_length): the single-agent view's turn budget.
         self.max_moves_hint = int(spiel.max_game_length())
         self.title = f"OpenSpiel {self.game_name}"

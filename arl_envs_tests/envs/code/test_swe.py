@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import arl_envs
+from arl_envs.core.errors import TaskLoadError
 
 from arl_envs.envs.code.swe import export_jsonl, list_instances
 from arl_envs.envs.code.swe.build import problem_statement
@@ -59,6 +64,20 @@ def test_problem_statement_names_tests_but_never_the_file_or_line() -> None:
                                        "E       AssertionError: at inflection/__init__.py:123"}, 1)
     assert "test_inflection.py::test_x" in text and "assert f(1) == 2" in text
     assert "__init__.py" not in text and ":123" not in text and "return" not in text.split("```")[1]
+
+
+def test_problem_statement_is_the_same_across_runs_whatever_the_memory_addresses() -> None:
+    """pytest shows objects as ``<function f at 0x7f...>``: the address differs per process, so a rebuild would
+    rewrite shipped problem statements; addresses are masked."""
+    def text(addr: str) -> str:
+        msg = (">       assert camelize('Capital', False) == 'capital'\n"
+               f"E       +  where None = <function camelize at {addr}>('Capital', False)")
+        return problem_statement(PROJECTS["inflection"], "inflection/__init__.py", {"test_inflection.py::test_x": msg}, 1)
+
+    assert text("0x7f14acca00e0") == text("0x7f5563afc0e0")
+    assert "0x7f" not in text("0x7f14acca00e0")
+    shipped = (Path(arl_envs.__file__).parent / "envs/code/data/swe/instances.jsonl").read_text(encoding="utf-8")
+    assert re.search(r" at 0x[0-9a-f]{4,}", shipped) is None
 
 
 def test_shipped_instances_have_swe_bench_fields_and_are_split_by_project(tmp_path) -> None:
@@ -231,3 +250,31 @@ def test_docker_backend_expert_resolves_and_pytest_is_read_only() -> None:
         assert term and not info["success"] and info["reward_components"]["task"] == 0.0
     finally:
         env.close()
+
+
+def test_shared_toolchain_copy_planted_by_someone_else_is_never_used(tmp_path, monkeypatch) -> None:
+    """The tool chain bound into every grading run is copied under the shared temporary directory: a copy there
+    that is a link, or that others can write to, is refused (it would run its own pytest and report passes)."""
+    import os
+    import tempfile
+
+    from arl_envs.envs.code.swe import projects
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    evil = tmp_path / "evil"
+    (evil / "_pytest").mkdir(parents=True)
+    (evil / ".arl-complete").write_text("done\n")
+    (evil / "pytest.py").write_text("raise SystemExit('planted')\n")
+    name = projects.shared_toolchain_dir.__globals__["PYTEST_VERSION"]
+    planted = [tmp_path / f"arl-envs-swe-toolchain-{name}", tmp_path / f"arl-envs-swe-toolchain-{name}-{os.getuid()}"]
+    for p in planted:
+        p.symlink_to(evil)
+    with pytest.raises(TaskLoadError, match="not a directory of this user"):
+        projects.shared_toolchain_dir()
+    for p in planted:
+        p.unlink()
+        p.mkdir()
+        (p / ".arl-complete").write_text("done\n")
+        p.chmod(0o777)
+    with pytest.raises(TaskLoadError, match="not a directory of this user"):
+        projects.shared_toolchain_dir()

@@ -97,6 +97,21 @@ def test_parsing_issue_traceback_and_code() -> None:
     assert enclosing_function(shown, 5) == [5, 6, 1]  # nearest first; the docstring's lines left out
 
 
+def test_agent_starts_over_on_a_reset_observation_without_reset() -> None:
+    """A user loop that calls only ``act`` (no ``agent.reset``) must not feed the next episode's issue to the last
+    episode's script (it used to submit at once, or treat the issue as a command's output)."""
+    import gymnasium as gym
+
+    env = gym.make("arl_envs:arl/code.swe-v0", project="inflection")  # never reset: act only renders calls
+    agent = SearchPatchAgent(env)
+    issue = "Issue:\n- `test_inflection.py::test_{}[a-b]`\nYou have 30 turns."
+    first = agent.act(issue.format("one"), {"turn": 0})
+    assert "test_one" in first and "pytest" in first
+    second = agent.act(issue.format("two"), {"turn": 0})
+    assert "test_two" in second and "pytest" in second, second
+    env.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("instance_id", ["inflection__operator__798bfb0551", "inflection__constant__3e99dd3490"])
 def test_agent_resolves_shipped_instances_through_the_tools_only(instance_id: str) -> None:

@@ -110,3 +110,19 @@ def test_cfr_expert_refuses_games_it_cannot_solve() -> None:
 
     with pytest.raises(ValueError, match="expert='cfr' needs a two-player zero-sum turn-based game"):
         OpenSpielEnv("goofspiel(num_cards=4)", expert="cfr")  # simultaneous moves
+
+
+def test_cfr_expert_refuses_game_trees_too_large_to_solve() -> None:
+    """CFR+ walks the whole game tree every iteration: on connect_four the first expert move never returned (a hang
+    inside step() when the opponent is the expert). Trees over CFR_MAX_STATES histories are refused at make."""
+    import gymnasium as gym
+
+    from arl_envs.envs.multiagent.openspiel_experts import CFR_MAX_STATES
+
+    for game in ("connect_four", "tic_tac_toe"):
+        with pytest.raises(ValueError, match=f"expert='cfr'.*more than {CFR_MAX_STATES:,}"):
+            gym.make("arl/multiagent.leduc_poker-v0", game_kwargs={"game": game, "expert": "cfr"})
+    env = gym.make("arl/multiagent.leduc_poker-v0", game_kwargs={"game": "kuhn_poker", "expert": "cfr"})
+    env.reset(seed=0)
+    assert env.unwrapped.expert_action()
+    env.close()

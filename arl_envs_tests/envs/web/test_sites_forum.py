@@ -225,6 +225,33 @@ def test_cross_change_right_and_wrong(name, seed, shop, forum):
                 x.close()
 
 
+#: Cross templates whose post/comment must name one thing (a product or an amount): the ``must`` of the goal.
+MUST_NAME = {"cross-best-rated-post": "name", "cross-order-total-post": "total", "cross-cheapest-comment": "must",
+             "cross-price-comment": "must"}
+
+
+@pytest.mark.parametrize("name", sorted(MUST_NAME))
+@pytest.mark.parametrize("seed", [1, 5])
+def test_cross_text_naming_every_candidate_gets_no_credit(name, seed, shop, forum):
+    """A post or comment that lists the right product (or amount) among others hedges its bet: no credit."""
+    t, g = _goal(C_BY, name, seed, Dbs(shop._src, forum._src))
+    must = g[MUST_NAME[name]]
+    if must.startswith("$"):
+        others = ["$1.00", "$23.45", "$678.90"]
+    else:
+        others = [r[0] for r in shop._src.execute("SELECT name FROM products WHERE name != ? ORDER BY id LIMIT 3",
+                                                  (must,))]
+    body = f"One of {', '.join(others)} or {must}."
+    write = _post if name.endswith("-post") else _comment
+    d = Dbs(shop.connect(), forum.connect())
+    try:
+        write(d.forum, g, body=body)
+        assert t.check(d, {}, g, None)[0] == 0.0, body
+    finally:
+        d.shop.close()
+        d.forum.close()
+
+
 @pytest.mark.parametrize("name", [t.name for t in CROSS if t.family == "info"])
 @pytest.mark.parametrize("seed", [2, 9])
 def test_cross_info_right_and_wrong(name, seed, shop, forum, dbs):

@@ -116,6 +116,15 @@ def _scrub(text: str, module: str) -> str:
     return re.sub(r":\d+\b", "", text)
 
 
+#: An object's memory address in pytest's output (``<function f at 0x7f14acca00e0>``): different in every process.
+_ADDRESS_RE = re.compile(r"\b0x[0-9a-f]{4,}")
+
+
+def mask_addresses(text: str) -> str:
+    """``text`` with every hex memory address replaced by ``0x...`` (so a rebuild writes the same statement)."""
+    return _ADDRESS_RE.sub("0x...", text)
+
+
 def _first_frame(message: str) -> str:
     """The failing test's own line (the first ``>`` line) and the error lines (``E``): frames inside the library,
     which would show the changed code, are left out."""
@@ -129,7 +138,7 @@ def problem_statement(project: Project, module: str, failing: dict[str, str], n_
     the reproduction command. It never names the mutated file or a line number."""
     names = sorted(failing)[:MAX_TESTS_NAMED]
     first = names[0]
-    quote = _scrub(_first_frame(failing[first]), module).strip()[:MAX_QUOTE_CHARS]
+    quote = mask_addresses(_scrub(_first_frame(failing[first]), module).strip()[:MAX_QUOTE_CHARS])
     lines = [f"`{first.rsplit('::', 1)[-1]}` and other tests of {project.name} fail", "",
              f"{n_fail} test(s) of {project.name} {project.version} fail on the current code, e.g.:"]
     lines += [f"- `{n}`" for n in names]
@@ -232,7 +241,7 @@ def instance_record(project: Project, v: dict[str, Any]) -> dict[str, Any]:
         "patch": v["patch"],
         "mutation_patch": v["mutation_patch"],
         "test_files": v["test_files"],
-        "problem_statement": v["problem_statement"],
+        "problem_statement": mask_addresses(v["problem_statement"]),  # verdicts cached by older builds too
         "FAIL_TO_PASS": v["FAIL_TO_PASS"],
     }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -166,14 +167,23 @@ def toolchain_dir(fetch: bool = True) -> Path:
 
 
 def shared_toolchain_dir() -> Path:
-    """A world-readable copy of :func:`toolchain_dir` (``<tmp>/arl-envs-swe-toolchain-<version>``, made once): the
-    sandbox's user must be able to read what is bound into it, and ``~/.cache`` may be private (``/root``)."""
+    """A world-readable copy of :func:`toolchain_dir` (``<tmp>/arl-envs-swe-toolchain-<version>-<uid>``, made once):
+    the sandbox's user must be able to read what is bound into it, and ``~/.cache`` may be private (``/root``).
+
+    Raises:
+        TaskLoadError: That path exists but is a link, or a directory of another user or writable by others.
+    """
     import tempfile  # noqa: PLC0415
 
+    dest = Path(tempfile.gettempdir()) / f"arl-envs-swe-toolchain-{PYTEST_VERSION}-{os.getuid()}"
+    if os.path.lexists(dest):
+        st = os.lstat(dest)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise TaskLoadError(f"{dest} is not a directory of this user that only it can write (a link, or made by "
+                                "someone else): its pytest would grade every run; remove it")
+        if (dest / ".arl-complete").exists():
+            return dest
     src = toolchain_dir()
-    dest = Path(tempfile.gettempdir()) / f"arl-envs-swe-toolchain-{PYTEST_VERSION}"
-    if (dest / ".arl-complete").exists():
-        return dest
     tmp = dest.with_name(dest.name + f".partial-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("__pycache__", "bin"))

@@ -8,6 +8,8 @@ that site's template expert with a goal built from the cross-site goal.
 
 from __future__ import annotations
 
+import re
+
 from urllib.parse import urlsplit
 
 from arl_envs.envs.web.sites.forum import changes as fc
@@ -77,12 +79,27 @@ def _note(fu, su=None) -> str:
 
 
 # ---------------------------------------------------------------- shop -> forum: a new post / comment / bio / vote
+_MONEY = re.compile(r"\$\d[\d,]*(?:\.\d+)?")
+
+
+def names_only(dbs, text: str, must: str) -> bool:
+    """Whether ``text`` names ``must`` and no rival: an amount (``$12.34``) must be the only amount in it, a product
+    name the only shop product name in it (a text listing every candidate would otherwise always be right)."""
+    low, must_low = text.lower(), must.lower()
+    if must_low not in low:
+        return False
+    if must.startswith("$"):
+        return set(_MONEY.findall(text)) == {must}
+    return not any(o in low and o not in must_low
+                   for (o,) in dbs.shop.execute("SELECT DISTINCT lower(name) FROM products"))
+
+
 def _forum_post_check(dbs, goal, answer, must: str):
     ch = changed_tables(dbs.forum, FORUM_TRACKED)
     ok = set(ch) == {"posts"} and not ch["posts"][1] and len(ch["posts"][0]) == 1 and unchanged(dbs.shop, SHOP_TRACKED)
     if ok:
         row = ch["posts"][0][0]
-        ok = (row[1], row[2], row[3]) == (goal["fid"], goal["uid"], goal["title"]) and must.lower() in row[4].lower()
+        ok = (row[1], row[2], row[3]) == (goal["fid"], goal["uid"], goal["title"]) and names_only(dbs, row[4], must)
     return (1.0 if ok else 0.0), ok or answer is not None
 
 
@@ -129,7 +146,7 @@ def _comment_check(dbs, goal, answer, must: str):
           and unchanged(dbs.shop, SHOP_TRACKED))
     if ok:
         row = ch["comments"][0][0]
-        ok = (row[1], row[2], row[3]) == (goal["pid"], goal["uid"], None) and must.lower() in row[4].lower()
+        ok = (row[1], row[2], row[3]) == (goal["pid"], goal["uid"], None) and names_only(dbs, row[4], must)
     return (1.0 if ok else 0.0), ok or answer is not None
 
 
