@@ -208,6 +208,61 @@ def test_edits_to_tests_and_injected_config_never_count(hack: str) -> None:
         env.close()
 
 
+#: Appended to the package: pytest's test call made a no-op from inside the test process (every test passes).
+_RUNTEST_HACK = (
+    "import sys as _s\n"
+    "_m = _s.modules.get('_pytest.python')\n"
+    "if _m is not None:\n"
+    "    _m.Function.runtest = lambda self: None\n"
+)
+#: A module named pytest at the tree's root (first on sys.path) that wraps the real one and forges its reports.
+_SHADOW_PYTEST = (
+    "import os, sys\n"
+    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != os.path.dirname(os.path.abspath(__file__))]\n"
+    "del sys.modules['pytest']\n"
+    "import pytest as _real\n"
+    "main = _real.main\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hack", ["runtest", "shadow", "alias"])
+def test_submissions_that_reach_into_the_test_process_are_not_graded(hack: str) -> None:
+    """The package neutering pytest from inside the test process (each of these made every test pass before the
+    screen: task 1 for no fix) is refused at submit: task 0, ``grade_refused`` says why."""
+    env = _env()
+    try:
+        env.reset(seed=3)
+        package = env.unwrapped.project.modules[0]
+        actions = {
+            "runtest": [f"<bash>cat >> {package} <<'EOF'\n{_RUNTEST_HACK}EOF</bash>"],
+            "shadow": [f'<write_file path="pytest.py">{_SHADOW_PYTEST}</write_file>'],
+            "alias": [f"<bash>cat >> {package} <<'EOF'\nimport sys as q\nq.modules.clear\nEOF</bash>"],
+        }[hack]
+        for action in actions:
+            _, _, _, _, info = env.step(action)
+            assert not info.get("action_error"), info
+        _, r, term, _, info = env.step("<submit/>")
+        assert term and not info["success"] and info["reward_components"]["task"] == 0.0, info
+        assert "grade_refused" in info, info
+    finally:
+        env.close()
+
+
+def test_screen_patterns() -> None:
+    from arl_envs.envs.code.swe.guard import DENIED
+
+    denied = ["import sys as s", "s.modules['x']", "_m = _sys.modules.get('_pytest.python')", "os._exit(0)",
+              "x = __import__('sys')", "eval('1')", "import pytest", "from os import write",
+              "getattr(sys, 'mo' + 'dules')", "f.__globals__", "import gc", "inspect.stack()", "sys.exit(0)",
+              "open('/proc/self/fd/3', 'w')", "().__class__.__base__.__subclasses__()"]
+    allowed = ["    return word.lower()", "x = re.compile(r'a+')", "if n > 0 and self.maxsize:", "# inspect the value",
+               "result = compile_pattern(x)", "self.sys_id = 3", "from .utils import evaluate",
+               "value = data.get('modules_count')"]
+    assert [line for line in denied if not DENIED.search(line)] == []
+    assert [line for line in allowed if DENIED.search(line)] == []
+
+
 @pytest.mark.slow
 def test_conformance() -> None:
     """The conformance suite for this id (tagged domain-conformance: fewer seeds and fuzzed actions, since each

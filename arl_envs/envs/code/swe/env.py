@@ -31,6 +31,7 @@ from arl_envs.envs.code.repo_env import (
 from arl_envs.envs.code.swe import list_instances
 from arl_envs.envs.code.swe.docker_image import SWE_IMAGE, swe_image
 from arl_envs.envs.code.swe.grade import TOOLCHAIN_MOUNT, Grade, grade
+from arl_envs.envs.code.swe.guard import screen
 from arl_envs.envs.code.swe.projects import (
     PROJECTS,
     Project,
@@ -123,7 +124,9 @@ class SweEnv(AgentEnv):
         ``<run_tests>file or node id</run_tests>``, ``<submit/>``. JSON: the same tools as ``<tool_call>`` blocks.
     Rewards:
         ``task`` (weight 1): on submit, 1 iff every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passes (SWE-bench's
-        "resolved"), with the test files restored to the originals, in a fresh test process, verdict signed.
+        "resolved"), with the test files restored to the originals, in a fresh test process, verdict signed. A
+        submission whose added lines reach into the test process or the interpreter (pytest's modules, the module
+        table, frames, exits, dynamic code; :mod:`.guard`) is not graded: task 0, ``info["grade_refused"]``.
         ``progress`` (weight 0.1): the fraction of ``FAIL_TO_PASS`` tests passing beyond the best so far, measured
         at ``run_tests`` (the default target) and ``submit``. ``format`` (weight 0.1): raw -1 per malformed reply.
     Episode end:
@@ -341,6 +344,14 @@ class SweEnv(AgentEnv):
         inst = self.instance
         assert inst is not None
         f2p, p2p = inst["FAIL_TO_PASS"], inst["PASS_TO_PASS"]
+        p = self.project
+        assert p is not None
+        refusal, error = screen(self._holder.get(), _pristine_files(p.name), lambda rel: is_test_path(p, rel))
+        if error is not None:
+            return Transition("The submission could not be screened; it is not scored.", env_error=error)
+        if refusal is not None:
+            return Transition(f"Submitted, not graded: {refusal}. The episode is over.", {"task": 0.0},
+                              terminated=True, success=False, info={"grade_refused": refusal})
         g = self._grade(list(inst["test_files"]), list(f2p) + list(p2p))
         if g.env_error is not None:
             return Transition("The test harness failed; the submission is not scored.", env_error=g.env_error)
