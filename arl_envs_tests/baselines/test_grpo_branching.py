@@ -128,3 +128,5 @@ def test_branching_needs_step_level_advantages() -> None:
         GRPOConfig(branch_k=2)
     with pytest.raises(ValueError, match="branch_points"):
         GRPOConfig(branch_k=2, branch_points=0, advantage_level="step")
+    with pytest.raises(ValueError, match="more than the group's 4 episodes"):
+        GRPOConfig(branch_k=2, branch_points=5, group_size=4, advantage_level="step")

@@ -320,6 +320,8 @@ class GRPOConfig:
             raise ValueError(f"advantage_level must be one of {ADVANTAGE_LEVELS}, got {self.advantage_level!r}")
         if self.branch_k and self.advantage_level != "step":
             raise ValueError(f"branch_k={self.branch_k} makes step groups: it needs advantage_level='step'")
+        if self.branch_k and self.branch_points > self.group_size:
+            raise ValueError(f"branch_points={self.branch_points} is more than the group's {self.group_size} episodes")
         if self.diversity not in DIVERSITY_MODES:
             raise ValueError(f"diversity must be one of {DIVERSITY_MODES}, got {self.diversity!r}")
         if self.sft_schedule not in SFT_SCHEDULES:
