@@ -18,6 +18,8 @@ from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
+from arl_envs.envs.web.sites.common import make_app
+
 PAGE_SIZE = 20
 STATUSES = ("processing", "shipped", "delivered", "cancelled")
 ORDER_SORTS = {"": "o.id DESC", "oldest": "o.id ASC", "total_desc": "o.total_cents DESC, o.id ASC"}
@@ -34,8 +36,7 @@ def money(cents: int) -> str:
 
 
 def create_app() -> Flask:
-    here = Path(__file__).parent
-    app = Flask("arl_admin", template_folder=str(here / "templates"), static_folder=str(here / "static"))
+    app = make_app("arl_admin", Path(__file__).parent, "adm_sid")
     app.jinja_env.filters["money"] = money
 
     @app.before_request
@@ -48,13 +49,6 @@ def create_app() -> Flask:
         if row is None and request.endpoint not in ("login", "static"):
             return redirect(url_for("login", next=request.full_path.rstrip("?")))
         return None
-
-    @app.after_request
-    def _cookie(resp):
-        if g.get("new_sid"):
-            resp.set_cookie("adm_sid", g.new_sid, path="/")
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
 
     @app.context_processor
     def _globals():

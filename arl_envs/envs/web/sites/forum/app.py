@@ -18,6 +18,8 @@ from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
+from arl_envs.envs.web.sites.common import make_app, open_user_session
+
 PAGE_SIZE = 20
 N_COMMENTS = "(SELECT COUNT(*) FROM comments c WHERE c.post_id=p.id)"
 LIST_SORTS = {"new": "p.id DESC", "top": "p.score DESC, p.id DESC", "comments": f"{N_COMMENTS} DESC, p.id DESC"}
@@ -27,24 +29,11 @@ POST_COLUMNS = (f"p.id, p.title, p.score, {N_COMMENTS}, p.created, u.username, f
 
 
 def create_app() -> Flask:
-    here = Path(__file__).parent
-    app = Flask("arl_forum", template_folder=str(here / "templates"), static_folder=str(here / "static"))
+    app = make_app("arl_forum", Path(__file__).parent, "forum_sid")
 
     @app.before_request
     def _open() -> None:
-        g.db = request.environ["arl.db"]
-        sid = request.cookies.get("forum_sid", "")
-        row = g.db.execute("SELECT user_id FROM sessions WHERE id=?", (sid,)).fetchone() if sid else None
-        g.sid = sid if row is not None else ""
-        g.user = g.db.execute("SELECT * FROM users WHERE id=?", (row[0],)).fetchone() if row and row[0] else None
-        g.new_sid = None
-
-    @app.after_request
-    def _cookie(resp):
-        if g.get("new_sid"):
-            resp.set_cookie("forum_sid", g.new_sid, path="/")
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
+        open_user_session("forum_sid")
 
     @app.context_processor
     def _globals():

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
+from arl_envs.envs.web.sites.common import make_app, open_user_session
+
 PAGE_SIZE = 20
 SORTS = {
     "relevance": "p.id ASC",
@@ -33,25 +35,12 @@ def money(cents: int) -> str:
 
 
 def create_app() -> Flask:
-    here = Path(__file__).parent
-    app = Flask("arl_shop", template_folder=str(here / "templates"), static_folder=str(here / "static"))
+    app = make_app("arl_shop", Path(__file__).parent, "shop_sid")
     app.jinja_env.filters["money"] = money
 
     @app.before_request
     def _open() -> None:
-        g.db = request.environ["arl.db"]
-        sid = request.cookies.get("shop_sid", "")
-        row = g.db.execute("SELECT user_id FROM sessions WHERE id=?", (sid,)).fetchone() if sid else None
-        g.sid = sid if row is not None else ""
-        g.user = g.db.execute("SELECT * FROM users WHERE id=?", (row[0],)).fetchone() if row and row[0] else None
-        g.new_sid = None
-
-    @app.after_request
-    def _cookie(resp):
-        if g.get("new_sid"):
-            resp.set_cookie("shop_sid", g.new_sid, path="/")
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
+        open_user_session("shop_sid")
 
     def session_id() -> str:
         if not g.sid:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
+from arl_envs.envs.web.sites.common import make_app, open_user_session
+
 PAGE_SIZE = 20
 ISSUE_SORTS = {"": "i.created DESC, i.iid DESC", "oldest": "i.created ASC, i.iid ASC",
                "comments": "n_notes DESC, i.iid DESC"}
@@ -29,24 +31,11 @@ _COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 def create_app() -> Flask:
-    here = Path(__file__).parent
-    app = Flask("arl_tracker", template_folder=str(here / "templates"), static_folder=str(here / "static"))
+    app = make_app("arl_tracker", Path(__file__).parent, "quay_sid")
 
     @app.before_request
     def _open() -> None:
-        g.db = request.environ["arl.db"]
-        sid = request.cookies.get("quay_sid", "")
-        row = g.db.execute("SELECT user_id FROM sessions WHERE id=?", (sid,)).fetchone() if sid else None
-        g.sid = sid if row is not None else ""
-        g.user = g.db.execute("SELECT * FROM users WHERE id=?", (row[0],)).fetchone() if row and row[0] else None
-        g.new_sid = None
-
-    @app.after_request
-    def _cookie(resp):
-        if g.get("new_sid"):
-            resp.set_cookie("quay_sid", g.new_sid, path="/")
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
+        open_user_session("quay_sid")
 
     @app.context_processor
     def _globals():

@@ -1,0 +1,36 @@
+"""What the offline sites' Flask applications share: the app with its templates and static files, the request's
+database connection, the session cookie, and the customer session of the shop, forum and tracker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, g, request
+
+
+def make_app(import_name: str, here: Path, cookie: str) -> Flask:
+    """A site's Flask app serving ``here/templates`` and ``here/static``; after each request it sets the session
+    cookie ``cookie`` when a handler opened a session (``g.new_sid``) and forbids caching (every page is live)."""
+    app = Flask(import_name, template_folder=str(here / "templates"), static_folder=str(here / "static"))
+
+    @app.after_request
+    def _cookie(resp: Any) -> Any:
+        if g.get("new_sid"):
+            resp.set_cookie(cookie, g.new_sid, path="/")
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
+
+    return app
+
+
+def open_user_session(cookie: str) -> None:
+    """Before a request: ``g.db`` (the request's SQLite connection, put in the WSGI environ by the site server),
+    ``g.sid`` (the session id of cookie ``cookie`` when the ``sessions`` table knows it, else ``""``), ``g.user``
+    (the signed-in ``users`` row or None) and ``g.new_sid`` (None until a handler opens a session)."""
+    g.db = request.environ["arl.db"]
+    sid = request.cookies.get(cookie, "")
+    row = g.db.execute("SELECT user_id FROM sessions WHERE id=?", (sid,)).fetchone() if sid else None
+    g.sid = sid if row is not None else ""
+    g.user = g.db.execute("SELECT * FROM users WHERE id=?", (row[0],)).fetchone() if row and row[0] else None
+    g.new_sid = None
