@@ -311,7 +311,7 @@ def test_formal_tampering_is_scored(formal_env: Any, backend: str, case: str) ->
     proof = lemma.skeleton(lemma.proof)
     step = env.step(f"```coq\n{command}\n{proof}```")
     info = assert_scored(step, f"formal/{case}")
-    assert info["coq_stage"] in (("precheck",) if case in FORMAL_REFUSED else ("timeout", "compile")), step[0]
+    assert info["coq_stage"] in (("precheck",) if case in FORMAL_REFUSED else ("timeout", "compile", "memory")), step[0]
     assert info["reward_components"].get("task", 0.0) == 0.0 and not info["success"], step[0]
 
 
