@@ -38,3 +38,19 @@ def test_sft_error_rate_must_be_a_probability(rate: float) -> None:
     with pytest.raises(ValueError, match="sft_error_rate"):
         GRPOConfig(sft_error_rate=rate)
     assert GRPOConfig(sft_error_rate=1.0).sft_error_rate == 1.0
+
+
+def test_to_dict_records_an_uncopyable_env_kwarg_by_its_repr() -> None:
+    """An opponent object holding a lock in ``env_kwargs`` (deepcopy refuses it) is recorded by its repr, so the
+    run's config.json can be written; copyable values are copied as before."""
+    import json
+    import threading
+
+    class Opponent:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+    cfg = GRPOConfig(env_kwargs={"opponent": Opponent(), "games": 3})
+    out = cfg.to_dict()
+    assert out["env_kwargs"]["games"] == 3 and "Opponent object" in out["env_kwargs"]["opponent"]
+    json.dumps(out["env_kwargs"])

@@ -6,6 +6,7 @@ Defaults follow TRL's ``GRPOConfig`` where the knob exists there (``loss_type="d
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import math
@@ -377,8 +378,22 @@ class GRPOConfig:
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly dict of every setting."""
-        return dataclasses.asdict(self)
+        """JSON-friendly dict of every setting (a value that cannot be copied, such as an opponent object holding a
+        lock in ``env_kwargs``, is recorded by its ``repr``)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy of ``value``; where a part cannot be copied, that part's ``repr`` (dicts, lists and tuples are
+    walked)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - any object that refuses to be copied is recorded by its repr
+        if isinstance(value, dict):
+            return {k: _plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(_plain(v) for v in value)
+        return repr(value)
 
 
 @functools.cache
