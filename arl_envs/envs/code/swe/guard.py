@@ -20,6 +20,7 @@ code. Test files are restored by grading itself (:mod:`.grade`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -76,8 +77,6 @@ def screen(sb: Any, pristine: Mapping[str, bytes], is_test: Callable[[str], bool
         ``(refusal, env_error)``: a refusal reason (the submission is not graded and scores 0), or an infrastructure
         error (the listing failed: not scored); both None when the tree passes.
     """
-    import hashlib  # noqa: PLC0415 - only here
-
     res = sb.run(command=[sb.python, "-I", "-S", "-c", LISTING_CODE])
     if res.sandbox_error is not None:
         return None, f"the work tree could not be listed: {res.sandbox_error}"
