@@ -16,6 +16,9 @@ Checks (``arl_envs/CONTRACT.md``, section 2):
 * ``fuzz``: 200 malformed actions (empty, 100k characters, control characters, unbalanced tags, broken JSON,
   emoji/CJK, mutated expert actions) never raise and satisfy the step invariants;
 * ``close_twice``: ``close()`` twice is fine;
+* ``process_state``: after a first reset (imports done), an expert (or random) episode leaves the process's shared
+  state as it found it: the thread's ``decimal`` context, the ``random`` module's and NumPy's global generator
+  states, the working directory and ``os.environ``;
 * ``snapshot``: expert steps, ``snapshot()``, other actions, ``restore()``, the rest of the expert's actions give
   the transcript of the unbranched episode (also on a second instance, from a pickled snapshot where it pickles);
   ``fork(env, 3)`` forks stepped differently do not affect each other (:func:`check_snapshot`).
@@ -31,8 +34,11 @@ contract key; a malformed action has ``info["action_error"]`` set.
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
+import os
+import random
 import time
 import traceback
 import warnings
@@ -279,6 +285,7 @@ def check_conformance(
         ("random_agent", lambda: _check_random(make, n_random_episodes)),
         ("fuzz", lambda: _check_fuzz(make, n_fuzz)),
         ("close_twice", lambda: _check_close_twice(make)),
+        ("process_state", lambda: _check_process_state(make)),
         ("snapshot", lambda: check_snapshot(make)),
     ]
     for name, fn in checks:
@@ -469,6 +476,49 @@ def _check_close_twice(make: Callable[[], gym.Env]) -> None:
     fresh = make()  # closing a never-reset env twice too
     fresh.close()
     fresh.close()
+
+
+def _process_state() -> dict[str, Any]:
+    """The process-wide state an episode must leave alone (CONTRACT.md, "Nothing process-wide changes")."""
+    ctx = decimal.getcontext()
+    return {
+        "decimal context": (ctx.prec, ctx.rounding, ctx.Emin, ctx.Emax, ctx.capitals, ctx.clamp,
+                            sorted(k.__name__ for k, on in ctx.traps.items() if on)),
+        "random module state": random.getstate(),
+        "NumPy global random state": [x.tolist() if isinstance(x, np.ndarray) else x for x in np.random.get_state()],
+    }
+
+
+def _check_process_state(make: Callable[[], gym.Env], seed: int = 0, max_steps: int = 50) -> None:
+    """State is read after a first reset (imports done: pettingzoo sets ``SDL_AUDIODRIVER`` when imported). The
+    decimal context and the global generators get distinctive values first, so that code which sets them to a fixed
+    value of its own is seen as well."""
+    saved_random, saved_numpy = random.getstate(), np.random.get_state()
+    env = make()
+    try:
+        env.reset(seed=seed)
+        random.seed(0x5EED)
+        np.random.seed(0x5EED)
+        with decimal.localcontext(decimal.Context(prec=41, rounding=decimal.ROUND_05UP)):
+            before, cwd, environ = _process_state(), os.getcwd(), dict(os.environ)
+            agent = ExpertAgent(env) if env_has_expert(env) else RandomAgent(env, seed=seed)
+            obs, info = env.reset(seed=seed + 1)
+            for _ in range(max_steps):
+                obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                if terminated or truncated:
+                    break
+            after = _process_state()
+        changed = [k for k in before if before[k] != after[k]]
+        if os.getcwd() != cwd:
+            changed.append(f"working directory ({cwd} -> {os.getcwd()})")
+        keys = sorted({k for k, _ in set(environ.items()) ^ set(os.environ.items())})
+        if keys:
+            changed.append(f"os.environ ({', '.join(keys)})")
+        assert not changed, f"an episode changed process-wide state: {'; '.join(changed)}"
+    finally:
+        random.setstate(saved_random)
+        np.random.set_state(saved_numpy)
+        env.close()
 
 
 #: Turns the snapshot check plays from the same seed (reference episode length cap) and where it branches.

@@ -261,12 +261,59 @@ def test_check_conformance_flags_a_subclass_that_overrides_step() -> None:
             return super().step(action)
 
     others = ("gymnasium_check_env", "api_misuse", "determinism", "reset_sequence", "expert_solves",
-              "random_agent", "fuzz", "close_twice", "snapshot")
+              "random_agent", "fuzz", "close_twice", "snapshot", "process_state")
     bad = check_conformance(PatchedGuess, skip=others)
     assert [(r.name, r.passed) for r in bad.results] == [("contract_hooks", False)]
     assert "PatchedGuess.step" in bad.results[0].message
     good = check_conformance(GuessEnv, skip=others)
     assert [(r.name, r.passed) for r in good.results] == [("contract_hooks", True)]
+
+
+@pytest.mark.parametrize("leak", ["decimal", "numpy", "random", "cwd", "environ"])
+def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str, tmp_path) -> None:
+    import decimal
+    import itertools
+    import os
+    import random
+
+    import numpy as np
+
+    from arl_envs.envs.example.guess import GuessEnv
+    from arl_envs.testing import check_conformance
+
+    here, resets = os.getcwd(), itertools.count()
+
+    class LeakyGuess(GuessEnv):
+        def _reset_task(self, task_id):
+            if leak == "decimal":
+                decimal.getcontext().prec = 12
+            elif leak == "numpy":
+                np.random.seed(7)
+            elif leak == "random":
+                random.random()
+            elif leak == "cwd":  # a new directory on every reset
+                target = tmp_path / f"d{next(resets)}"
+                target.mkdir()
+                os.chdir(target)
+            else:
+                os.environ["ARL_LEAK_TEST"] = os.environ.get("ARL_LEAK_TEST", "") + "x"
+            return super()._reset_task(task_id)
+
+    others = ("gymnasium_check_env", "contract_hooks", "api_misuse", "determinism", "reset_sequence",
+              "expert_solves", "random_agent", "fuzz", "close_twice", "snapshot")
+    prec = decimal.getcontext().prec
+    try:
+        bad = check_conformance(LeakyGuess, skip=others)
+    finally:
+        os.chdir(here)
+        os.environ.pop("ARL_LEAK_TEST", None)
+        decimal.getcontext().prec = prec
+    assert [(r.name, r.passed) for r in bad.results] == [("process_state", False)], bad.summary()
+    expected = {"decimal": "decimal context", "numpy": "NumPy", "random": "random module", "cwd": "working dir",
+                "environ": "ARL_LEAK_TEST"}[leak]
+    assert expected in bad.results[0].message
+    good = check_conformance(GuessEnv, skip=others)
+    assert [(r.name, r.passed) for r in good.results] == [("process_state", True)]
 
 
 # ----------------------------------------------------------------------------- present-tense prose

@@ -11,10 +11,15 @@ The ids are generated from ``datasets.json`` (next to this module; checked again
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Context, localcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from arl_envs.core.actions import TagFormat, TagTable, boxed_contents, strip_tags
@@ -53,6 +58,24 @@ def _reasoning_gym() -> Any:
     return reasoning_gym
 
 
+@contextmanager
+def _isolated(context: Context | None = None) -> Iterator[Context]:
+    """Run reasoning-gym code without changing the caller's process-wide state.
+
+    Some generators set the thread's decimal precision (``decimal_arithmetic``) or seed NumPy's global generator
+    (``pool_matrix``). Inside, the decimal context is a copy of ``context`` (default: the caller's), yielded so
+    that what the generator set can be reused when the item is scored; on exit the caller's decimal context and the
+    ``random`` module's and NumPy's global generator states are as they were.
+    """
+    py_state, np_state = random.getstate(), np.random.get_state()
+    try:
+        with localcontext(context) as ctx:
+            yield ctx
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+
+
 @lru_cache(maxsize=16)
 def _create_dataset(name: str, seed: int, size: int, config_json: str) -> Any:
     """``reasoning_gym.create_dataset`` shared by the envs of one process with the same settings (some datasets
@@ -64,7 +87,8 @@ def _create_dataset(name: str, seed: int, size: int, config_json: str) -> Any:
     rg = _reasoning_gym()
     config = json.loads(config_json)
     try:
-        return rg.create_dataset(name, seed=seed, size=size, **config)
+        with _isolated():
+            return rg.create_dataset(name, seed=seed, size=size, **config)
     except (TypeError, ValueError, AssertionError, KeyError) as exc:
         raise ValueError(f"reasoning-gym rejected the config of {name!r} ({config}, size={size}): "
                          f"{type(exc).__name__}: {exc}") from exc
@@ -142,6 +166,7 @@ class ReasoningGymEnv(AgentEnv):
         self._dataset: Any = None
         self._build()
         self.item: dict[str, Any] = {}
+        self._item_context = Context()
         self.index = 0
 
     def __getstate__(self) -> dict[str, Any]:
@@ -177,7 +202,12 @@ class ReasoningGymEnv(AgentEnv):
             self.index = int(task_id)
         else:
             raise TaskLoadError(f"task_id must be an item index in 0..{self.size - 1}, got {task_id!r}")
-        self.item = self._build()[self.index]
+        dataset = self._build()
+        # The item is made, and later scored, in a decimal context of its own (see _isolated): the scorer sees the
+        # context the item was made in, as it does when reasoning-gym runs alone.
+        with _isolated() as context:
+            self.item = dataset[self.index]
+        self._item_context = context
         return str(self.index), str(self.item["question"])
 
     def _parse_native(self, text: str) -> list[ToolCall]:
@@ -196,7 +226,9 @@ class ReasoningGymEnv(AgentEnv):
             score, feedback = 0.0, f"the answer is longer than {MAX_ANSWER_CHARS} characters"
         else:
             try:
-                score = float(self._build().score_answer(answer, self.item))
+                dataset = self._build()
+                with _isolated(self._item_context):
+                    score = float(dataset.score_answer(answer, self.item))
             except Exception as exc:  # noqa: BLE001 - the scorer failing on the agent's text is the agent's answer
                 score, feedback = 0.0, f"the scorer could not read the answer ({type(exc).__name__})"
         score = min(max(score, 0.0), 1.0) if score == score else 0.0

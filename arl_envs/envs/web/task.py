@@ -72,7 +72,7 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -294,8 +294,9 @@ _CURRENCY = "$€£¥"
 def _as_number(text: str) -> Decimal | None:
     """The exact number an answer writes (``1,000``, ``$1,000.50``, ``12%``, ``1000 €``), else ``None``.
 
-    Exact decimal arithmetic (no float rounding: ``2184.99999999999999999`` is not ``2185``); one currency sign
-    is allowed only before the number (after an optional sign) or after it, never inside it (``1$000`` is text).
+    Exact decimal arithmetic (no float rounding: ``2184.99999999999999999`` is not ``2185``), independent of the
+    thread's decimal context; one currency sign is allowed only before the number (after an optional sign) or
+    after it, never inside it (``1$000`` is text).
     """
     t = text.strip()
     if t.endswith("%"):
@@ -330,7 +331,11 @@ def normalize_answer(text: str) -> str:
     t = t.rstrip(".!").strip()
     num = _as_number(t)
     if num is not None:
-        return str(int(num)) if num == num.to_integral_value() else format(num.normalize(), "f")
+        if num == num.to_integral_value():
+            return str(int(num))
+        # A context of our own with every digit kept: the thread's decimal context may have been lowered by
+        # other code in the process (reasoning-gym's decimal_arithmetic sets ``getcontext().prec``).
+        return format(num.normalize(Context(prec=len(num.as_tuple().digits) + 1)), "f")
     return t
 
 

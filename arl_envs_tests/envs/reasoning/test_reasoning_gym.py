@@ -96,6 +96,21 @@ def test_config_passed_through_and_bad_config_rejected() -> None:
     assert env.unwrapped.index == 17
 
 
+def test_decimal_context_of_the_caller_is_kept() -> None:
+    """decimal_arithmetic sets ``decimal.getcontext().prec`` while it makes and scores an item; an episode must not
+    change the trainer's decimal context (a lowered precision once made another env's answer check round)."""
+    import decimal
+
+    before = decimal.getcontext().prec
+    env = gym.make("arl/reasoning.decimal_arithmetic-v0")
+    for seed in range(3):
+        env.reset(seed=seed)
+        assert decimal.getcontext().prec == before
+        env.step(f"<answer>{env.unwrapped.item['answer']}</answer>")
+        assert decimal.getcontext().prec == before
+    env.close()
+
+
 def test_import_arl_envs_does_not_import_reasoning_gym() -> None:
     import subprocess
     import sys

@@ -57,6 +57,18 @@ def test_answer_matches(answer, expected, ok):
     assert answer_matches(answer, expected) is ok
 
 
+def test_answer_matches_is_exact_under_a_lowered_decimal_context():
+    """Another library in the process may lower ``decimal.getcontext().prec``; the check stays exact."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 5
+        assert not answer_matches("2184.99999999999999999", "2185")
+        assert not answer_matches("12345678901234567891", "12345678901234567890")
+        assert answer_matches("1,000.50", "1000.5")
+        assert normalize_answer("0.000123400") == "0.0001234"
+
+
 def test_normalize_answer_collapses_space_and_case():
     assert normalize_answer("  Hello\n  World!  ") == "hello world"
 
