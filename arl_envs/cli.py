@@ -1,11 +1,11 @@
-"""The ``arl-envs`` command line: ``list | play | check | demo | bench | train | serve-retriever | sandbox``.
+"""The ``arl-envs`` command line: ``list | play | view | check | demo | eval | serve | serve-retriever | sandbox | bench |
+swe``, plus ``train`` and ``scoreboard`` from ``arl_baselines`` (entry points, see :data:`CLI_GROUP`).
 
 Run ``arl-envs --help`` for the commands and ``arl-envs COMMAND --help`` for their options.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -34,9 +34,17 @@ if not console.is_terminal:  # logs and CI: wide enough that env ids are not cut
 DEMO_EPISODES = 5
 #: Seed of the untimed warm-up episode played before the timed ones (outside the timed seeds 1000, 1001, ...).
 WARMUP_SEED = 999
-#: The id ``arl-envs train`` trains on without ``--env``: one whose shipped tiny defaults lift held-out success over
-#: their SFT checkpoint (benchmarks/RESULTS.md, "Defaults"); arithmetic's do not.
-DEFAULT_TRAIN_ENV = "arl/math.countdown-v1"
+#: Entry-point groups through which installed packages extend the command line (``arl_baselines`` declares its
+#: ``train`` and ``scoreboard`` commands and the GRPO part of the demo there, in pyproject.toml): an ``arl_envs.cli``
+#: entry point is ``register(app)``; an ``arl_envs.demo`` entry point is ``run() -> bool`` (False: it could not run).
+CLI_GROUP, DEMO_GROUP = "arl_envs.cli", "arl_envs.demo"
+
+
+def _entry_points(group: str) -> list[Any]:
+    """The installed entry points of ``group``, by name."""
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=group), key=lambda ep: ep.name)
 
 
 @app.command("list")
@@ -248,90 +256,13 @@ def demo(
         markup=False,
     )
     if grpo:
-        failed |= not _demo_grpo()
+        parts = _entry_points(DEMO_GROUP)
+        if not parts:
+            console.print("[red]GRPO demo unavailable: no arl_envs.demo entry point (the arl_baselines package of "
+                          "this distribution is not installed; pip install -e '.[train]')[/red]")
+        failed |= not parts or not all([ep.load()() for ep in parts])
     console.print(f"demo finished in {time.perf_counter() - start:.1f}s")
     raise typer.Exit(1 if failed else 0)
-
-
-def _demo_grpo() -> bool:
-    """Run the GRPO part of the demo: from an SFT checkpoint that imitated an imperfect demonstrator (wrong on 30%
-    of its demonstrations) to its plateau, GRPO vs more SFT at equal compute.
-
-    True when it ran (the comparison is printed whichever way it goes; the demo does not fail on it).
-    """
-    try:
-        from arl_baselines.grpo.train import demo_run
-    except ImportError as exc:
-        console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
-        return False
-    console.rule(
-        "GRPO (tiny model, CPU): imitation of a demonstrator wrong 30% of the time, then GRPO vs more SFT at equal compute"
-    )
-    r = demo_run()
-    console.print(
-        f"SFT-only {r['success_sft_only']:.0%} vs SFT+GRPO {r['success_sft_grpo']:.0%} held-out success "
-        f"(demonstrator {r['demonstrator_success']:.0%}; the shared SFT checkpoint {r['after_sft']['success']:.0%}; "
-        f"equal compute: {r['grpo_s']:.0f} s of GRPO = {r['sft_extra_steps']} more SFT steps). "
-        f"Curves: {r['output']}/curves.png",
-        markup=False,
-    )
-    return True
-
-
-@app.command()
-def train(
-    env: str = typer.Option(
-        DEFAULT_TRAIN_ENV, "--env",
-        help="Env id to train on (default: countdown, where the tiny defaults show a GRPO lift; see above).",
-    ),
-    model: str = typer.Option("tiny", help="tiny[-S|-M|-L] | a local HF checkpoint dir | a .gguf file | smollm2"),
-    steps: Optional[int] = typer.Option(
-        None, min=0,
-        help="GRPO steps (default: the env's recommended number, 100; 40 for code.functions with a tiny model).",
-    ),
-    output: str = typer.Option("runs/grpo", help="Run directory: metrics.jsonl, curves.png, summary.json."),
-    overwrite: bool = typer.Option(
-        False, "--overwrite", help="Move an earlier run in --output to --output/previous/ and start afresh."
-    ),
-    sft_checkpoint: str = typer.Option(
-        "auto", "--sft-checkpoint",
-        help="SFT warm start: auto (the shipped checkpoint of the env's tiny defaults when the settings are those, "
-        "else run the SFT) | none (always run the SFT) | PATH (a saved SFT checkpoint).",
-    ),
-    setting: list[str] = typer.Option([], "--set", "-s", help="GRPOConfig field key=value (JSON values), repeatable."),
-    env_kwarg: list[str] = typer.Option([], "--kwarg", "-k", help="Env kwarg key=value (JSON values), repeatable."),
-) -> None:
-    """Train the GRPO baseline agent against an env (SFT warm start from the expert, then GRPO, then evaluation).
-
-    Which ids show a lift with the tiny defaults (held-out success after SFT -> after GRPO, benchmarks/RESULTS.md):
-    arl/math.countdown-v1, the default, 0.047 -> 0.168 (+12 points, 100 GRPO steps, about 90 s on 2 cores; 40 steps
-    over 3 seeds: +9.4 points); arl/code.functions-v0 0.125 -> 0.250 (+12 points, 40 steps, about 200 s, needs
-    bubblewrap). arl/math.arithmetic-v1 shows NO lift: 0.031 -> 0.020 (its rise is the SFT's; `arl-envs demo` shows
-    GRPO beating more SFT there, from a demonstrator wrong 30% of the time). Other ids: not measured with the
-    defaults.
-    """
-    try:
-        from arl_baselines.grpo.train import train as run_train
-    except ImportError as exc:
-        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
-        raise typer.Exit(1) from exc
-    from arl_baselines.grpo.train import check_train_args
-
-    cfg = _kwargs(setting)
-    if env_kwarg:
-        cfg["env_kwargs"] = _kwargs(env_kwarg)
-    import gymnasium as gym
-
-    try:  # bad input is a usage error before anything is written; the run's own errors keep their traceback
-        check_train_args(env, model, steps, output, sft_checkpoint=sft_checkpoint, overwrite=overwrite, **cfg)
-    except gym.error.Error as exc:
-        raise typer.BadParameter(str(exc), param_hint="--env") from exc
-    except (FileExistsError, PermissionError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--output") from exc
-    except (FileNotFoundError, ValueError, TypeError) as exc:  # settings, steps, the SFT checkpoint
-        raise typer.BadParameter(str(exc)) from exc
-    summary = run_train(env, model, steps, output, sft_checkpoint=sft_checkpoint, overwrite=overwrite, **cfg)
-    console.print_json(json.dumps(summary, default=str))
 
 
 @app.command("eval")
@@ -523,37 +454,6 @@ def bench(
                       markup=False)
 
 
-@app.command()
-def scoreboard(
-    quick: bool = typer.Option(False, "--quick", help="CI size: 2 seeds, the tiny model only (1 turn x 4 tokens)."),
-    env_ids: Optional[list[str]] = typer.Argument(None, help="Ids (default: all)."),
-    seeds: Optional[int] = typer.Option(None, min=1, help="Held-out seeds per random/expert row (default 6; quick 2)."),
-    lm_seeds: Optional[int] = typer.Option(None, min=1, help="Seeds per language-model row (default 2; quick 1)."),
-    lm: list[str] = typer.Option([], "--lm", help="load_policy spec, repeatable (default: none; quick: tiny). "
-                                 "Real-model rows: benchmarks/scoreboard_eval.py (arl-envs eval)."),
-    output: str = typer.Option("runs/scoreboard.jsonl", "--output", "-o",
-                               help="Rows (JSONL; not a .md name); the table goes beside it with the suffix .md."),
-    resume: bool = typer.Option(False, help="Skip rows already in --output."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an earlier board in --output."),
-) -> None:
-    """Success rate and mean return (95% intervals) of random, expert, a zero-shot LM and GRPO, per env id."""
-    try:
-        from arl_baselines.scoreboard import check_output, run_and_write
-    except ImportError as exc:
-        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
-        raise typer.Exit(1) from exc
-    _check_ids(env_ids or [])
-    _check_output_file(output, "--output")
-    try:  # an earlier board is resumed, replaced on request, or refused: before anything runs or is written
-        check_output(output, resume=resume, overwrite=overwrite)
-    except (FileExistsError, ValueError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--output") from exc
-    _, md = run_and_write(output, quick=quick, env_ids=env_ids, seeds=seeds, lm_seeds=lm_seeds, lms=lm or None,
-                          resume=resume, overwrite=overwrite, command="arl-envs scoreboard " + " ".join(sys.argv[2:]),
-                          log=lambda line: console.print(line, markup=False, highlight=False))
-    console.print(md, markup=False, highlight=False)
-
-
 swe_app = typer.Typer(help="SWE-smith-style instances on real PyPI projects (arl/code.swe-v0).", no_args_is_help=True)
 app.add_typer(swe_app, name="swe")
 
@@ -594,6 +494,10 @@ def swe_build(
     console.print(swe_build_mod.format_report(results), markup=False, highlight=False)
     if export:
         console.print(f"wrote {export_jsonl(export)} instances to {export}", markup=False)
+
+
+for _ep in _entry_points(CLI_GROUP):
+    _ep.load()(app)
 
 
 def main() -> None:

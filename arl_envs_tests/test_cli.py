@@ -43,6 +43,8 @@ def test_check_passes() -> None:
 def test_module_entry_point() -> None:
     out = subprocess.run([sys.executable, "-m", "arl_envs.cli", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "demo" in out.stdout
+    # the baseline's commands, added through the arl_envs.cli entry point
+    assert "train" in out.stdout and "scoreboard" in out.stdout
 
 
 def test_demo_rows_time_only_warm_episodes(monkeypatch) -> None:

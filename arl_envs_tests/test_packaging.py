@@ -80,3 +80,21 @@ def test_no_extra_is_empty_and_all_resolves(wheel: Path) -> None:
     assert any(r.startswith("ruff") for r in per_extra["dev"])
     torch_reqs = [r.split(";")[0] for r in meta.get_all("Requires-Dist") or [] if r.startswith("torch")]
     assert torch_reqs and not any("==" in r for r in torch_reqs), torch_reqs  # a lower bound, never a pin
+
+
+def test_baselines_join_the_command_line_through_entry_points(wheel: Path) -> None:
+    """``arl_envs.cli`` never imports ``arl_baselines``: the wheel declares the baseline's commands and the demo's
+    GRPO part as entry points, and each names an object that exists."""
+    import configparser
+    import importlib
+
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt"))
+        parser = configparser.ConfigParser()
+        parser.read_string(zf.read(name).decode())
+    assert dict(parser["arl_envs.cli"]) == {"baselines": "arl_baselines.commands:register"}
+    assert dict(parser["arl_envs.demo"]) == {"grpo": "arl_baselines.commands:demo_grpo"}
+    for group in ("arl_envs.cli", "arl_envs.demo"):
+        for target in parser[group].values():
+            module, attr = target.split(":")
+            assert callable(getattr(importlib.import_module(module), attr)), target

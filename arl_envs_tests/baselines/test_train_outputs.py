@@ -90,7 +90,7 @@ def test_time_budgeted_sft_bar_counts_seconds_not_a_step_total(tmp_path, capsys)
 def test_train_without_env_trains_on_an_id_whose_defaults_lift(tmp_path, monkeypatch) -> None:
     """No ``--env``: the default id, one with a shipped SFT checkpoint of its tiny defaults (the countdown GRPO
     lift is measured in benchmarks/RESULTS.md and by the slow test of the countdown defaults)."""
-    from arl_envs import cli
+    from arl_baselines import commands as cli
 
     seen: dict[str, object] = {}
 
