@@ -239,3 +239,41 @@ def test_fresh_env_copies_and_pickles():
         assert other._db is None
     with pytest.raises(ValueError, match="family"):
         SiteEnv("shop", family="forum")
+
+
+# ------------------------------------------------------------------ login redirects stay on the site
+#: (site, size, the table and column of an account, the mount, the page a refused ``next`` leads to).
+LOGIN_SITES = [("admin", 5000, "staff", "/site-admin", "/site-admin/index.html"),
+               ("tracker", 3000, "users", "/site-tracker", "/site-tracker/index.html"),
+               ("forum", 2000, "users", "/site-forum", "/site-forum/index.html")]
+
+
+@pytest.mark.parametrize("name, size, table, mount, home", LOGIN_SITES)
+def test_login_next_never_leaves_the_site(name, size, table, mount, home):
+    """``next`` after a login is a path of the same site: dot segments (plain or percent-encoded), other hosts,
+    backslashes and header-breaking characters lead to the site's home page instead."""
+    from urllib.parse import quote
+
+    from arl_envs.envs.web.sites.env import follow_redirects
+
+    site = get_site(name, size)
+    conn = site.connect()
+    try:
+        user, password = conn.execute(f"SELECT username, password FROM {table} ORDER BY id").fetchone()
+        form = {"content-type": "application/x-www-form-urlencoded"}
+
+        def final_url(nxt: str) -> str:
+            body = f"username={quote(user)}&password={quote(password)}&next={quote(nxt, safe='')}".encode()
+            status, _, _, url = follow_redirects(site, conn, "POST", f"http://arl.test{mount}/login", dict(form), body,
+                                                 mount)
+            assert status == 200, (nxt, status)
+            return url.removeprefix("http://arl.test")
+
+        for hostile in ("/../../site-shop/", "/%2e%2e/site-shop/", "/a/%2E%2E/%2e%2e/site-shop/", "//evil.test/",
+                        "/\\evil.test", "https://evil.test/", "/ok\r\nSet-Cookie: x=1", "/login", "/./login"):
+            assert final_url(hostile) == home, hostile
+        inside = {"admin": "/orders?page=2", "tracker": "/search?q=api", "forum": "/search?q=a"}[name]
+        assert final_url(inside) == mount + inside
+    finally:
+        forget_changes(conn)
+        conn.close()

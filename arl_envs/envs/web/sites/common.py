@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from flask import Flask, g, request
 
@@ -34,3 +35,15 @@ def open_user_session(cookie: str) -> None:
     g.sid = sid if row is not None else ""
     g.user = g.db.execute("SELECT * FROM users WHERE id=?", (row[0],)).fetchone() if row and row[0] else None
     g.new_sid = None
+
+
+def login_redirect_target(nxt: str) -> str | None:
+    """Where a login form's ``next`` may send the browser: a path of this site (``/orders?page=2``) prefixed with the
+    app's mount, or None (then the site's home page). Refused: anything but an absolute path (``//host``, a scheme,
+    a backslash, a control character), a ``.`` or ``..`` segment, plain or percent-encoded (``/../../site-shop/``
+    would leave the site under its mount), and the login page itself."""
+    plain, path = unquote(nxt), unquote(urlsplit(nxt).path)
+    if (not nxt.startswith("/") or nxt.startswith("//") or "\\" in plain or any(ord(c) < 32 for c in plain)
+            or any(seg in (".", "..") for seg in path.split("/")) or "login" in path):
+        return None
+    return request.script_root + nxt

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
-from arl_envs.envs.web.sites.common import make_app
+from arl_envs.envs.web.sites.common import login_redirect_target, make_app
 
 PAGE_SIZE = 20
 STATUSES = ("processing", "shipped", "delivered", "cancelled")
@@ -75,8 +75,7 @@ def create_app() -> Flask:
             else:
                 g.new_sid = secrets.token_hex(8)
                 g.db.execute("INSERT INTO staff_sessions VALUES (?, ?)", (g.new_sid, row[0]))
-                safe = nxt.startswith("/") and not nxt.startswith("//") and "login" not in nxt
-                return redirect(request.script_root + nxt if safe else url_for("dashboard"))
+                return redirect(login_redirect_target(nxt) or url_for("dashboard"))
         return render_template("login.html", error=error, next=nxt)
 
     @app.route("/logout", methods=["POST"])

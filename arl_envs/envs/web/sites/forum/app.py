@@ -18,7 +18,7 @@ from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
-from arl_envs.envs.web.sites.common import make_app, open_user_session
+from arl_envs.envs.web.sites.common import login_redirect_target, make_app, open_user_session
 
 PAGE_SIZE = 20
 N_COMMENTS = "(SELECT COUNT(*) FROM comments c WHERE c.post_id=p.id)"
@@ -303,8 +303,7 @@ def create_app() -> Flask:
                     g.sid = g.new_sid = secrets.token_hex(8)
                     g.db.execute("INSERT INTO sessions VALUES (?, NULL)", (g.sid,))
                 g.db.execute("UPDATE sessions SET user_id=? WHERE id=?", (row[0], g.sid))
-                safe = nxt.startswith("/") and not nxt.startswith("//")
-                return redirect(request.script_root + nxt if safe else url_for("home"))
+                return redirect(login_redirect_target(nxt) or url_for("home"))
         return render_template("login.html", error=error, next=nxt)
 
     @app.route("/logout", methods=["POST"])
