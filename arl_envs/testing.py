@@ -18,7 +18,7 @@ Checks (``arl_envs/CONTRACT.md``, section 2):
 * ``close_twice``: ``close()`` twice is fine;
 * ``process_state``: after a first reset (imports done), an expert (or random) episode leaves the process's shared
   state as it found it: the thread's ``decimal`` context, the ``random`` module's and NumPy's global generator
-  states, the working directory and ``os.environ``;
+  states, the recursion and int string-conversion limits, the working directory and ``os.environ``;
 * ``snapshot``: expert steps, ``snapshot()``, other actions, ``restore()``, the rest of the expert's actions give
   the transcript of the unbranched episode (also on a second instance, from a pickled snapshot where it pickles);
   ``fork(env, 3)`` forks stepped differently do not affect each other (:func:`check_snapshot`).
@@ -39,6 +39,7 @@ import functools
 import math
 import os
 import random
+import sys
 import time
 import traceback
 import warnings
@@ -486,6 +487,8 @@ def _process_state() -> dict[str, Any]:
                             sorted(k.__name__ for k, on in ctx.traps.items() if on)),
         "random module state": random.getstate(),
         "NumPy global random state": [x.tolist() if isinstance(x, np.ndarray) else x for x in np.random.get_state()],
+        "recursion limit": sys.getrecursionlimit(),
+        "int string-conversion limit": getattr(sys, "get_int_max_str_digits", lambda: None)(),  # Python >= 3.10.7
     }
 
 

@@ -265,7 +265,7 @@ def test_check_conformance_flags_a_subclass_that_overrides_step() -> None:
     assert [(r.name, r.passed) for r in good.results] == [("contract_hooks", True)]
 
 
-@pytest.mark.parametrize("leak", ["decimal", "numpy", "random", "cwd", "environ"])
+@pytest.mark.parametrize("leak", ["decimal", "numpy", "random", "recursion", "cwd", "environ"])
 def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str, tmp_path) -> None:
     import decimal
     import itertools
@@ -277,7 +277,7 @@ def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str
     from arl_envs.envs.example.guess import GuessEnv
     from arl_envs.testing import check_conformance
 
-    here, resets = os.getcwd(), itertools.count()
+    here, resets, limit = os.getcwd(), itertools.count(), sys.getrecursionlimit()
 
     class LeakyGuess(GuessEnv):
         def _reset_task(self, task_id):
@@ -287,6 +287,8 @@ def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str
                 np.random.seed(7)
             elif leak == "random":
                 random.random()
+            elif leak == "recursion":
+                sys.setrecursionlimit(sys.getrecursionlimit() + 1)
             elif leak == "cwd":  # a new directory on every reset
                 target = tmp_path / f"d{next(resets)}"
                 target.mkdir()
@@ -304,9 +306,10 @@ def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str
         os.chdir(here)
         os.environ.pop("ARL_LEAK_TEST", None)
         decimal.getcontext().prec = prec
+        sys.setrecursionlimit(limit)
     assert [(r.name, r.passed) for r in bad.results] == [("process_state", False)], bad.summary()
     expected = {"decimal": "decimal context", "numpy": "NumPy", "random": "random module", "cwd": "working dir",
-                "environ": "ARL_LEAK_TEST"}[leak]
+                "recursion": "recursion limit", "environ": "ARL_LEAK_TEST"}[leak]
     assert expected in bad.results[0].message
     good = check_conformance(GuessEnv, skip=others)
     assert [(r.name, r.passed) for r in good.results] == [("process_state", True)]
