@@ -38,6 +38,8 @@ WARMUP_SEED = 999
 #: ``train`` and ``scoreboard`` commands and the GRPO part of the demo there, in pyproject.toml): an ``arl_envs.cli``
 #: entry point is ``register(app)``; an ``arl_envs.demo`` entry point is ``run() -> bool`` (False: it could not run).
 CLI_GROUP, DEMO_GROUP = "arl_envs.cli", "arl_envs.demo"
+#: What to do when the entry points are missing (an install whose metadata predates them, or no torch extra).
+REINSTALL_HINT = "Reinstall the package (pip install -e '.[train]' in a checkout) to get them."
 
 
 def _entry_points(group: str) -> list[Any]:
@@ -258,8 +260,8 @@ def demo(
     if grpo:
         parts = _entry_points(DEMO_GROUP)
         if not parts:
-            console.print("[red]GRPO demo unavailable: no arl_envs.demo entry point (the arl_baselines package of "
-                          "this distribution is not installed; pip install -e '.[train]')[/red]")
+            console.print(f"GRPO demo unavailable: no {DEMO_GROUP} entry point is installed. {REINSTALL_HINT}",
+                          style="red", markup=False)
         failed |= not parts or not all([ep.load()() for ep in parts])
     console.print(f"demo finished in {time.perf_counter() - start:.1f}s")
     raise typer.Exit(1 if failed else 0)
@@ -496,8 +498,30 @@ def swe_build(
         console.print(f"wrote {export_jsonl(export)} instances to {export}", markup=False)
 
 
-for _ep in _entry_points(CLI_GROUP):
-    _ep.load()(app)
+def _add_entry_point_commands() -> None:
+    """Let each ``arl_envs.cli`` entry point add its commands; one that fails to load costs its own commands (a line
+    on stderr says why), not the command line. With none installed (metadata written before the groups existed),
+    hidden ``train`` and ``scoreboard`` commands say how to get them."""
+    found = _entry_points(CLI_GROUP)
+    for ep in found:
+        try:
+            ep.load()(app)
+        except Exception as exc:  # noqa: BLE001 - a broken extension must not take down list, play, check, ...
+            print(f"arl-envs: the commands of {ep.value} are unavailable ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+    if found:
+        return
+    for name in ("train", "scoreboard"):
+        def missing() -> None:
+            print(f"arl-envs: this install declares no {CLI_GROUP} entry point, which the baseline's commands come "
+                  f"through. {REINSTALL_HINT}", file=sys.stderr)
+            raise typer.Exit(1)
+
+        app.command(name, hidden=True, help="Not installed (see the message it prints).", add_help_option=False,
+                    context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(missing)
+
+
+_add_entry_point_commands()
 
 
 def main() -> None:

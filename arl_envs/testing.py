@@ -16,9 +16,10 @@ Checks (``arl_envs/CONTRACT.md``, section 2):
 * ``fuzz``: 200 malformed actions (empty, 100k characters, control characters, unbalanced tags, broken JSON,
   emoji/CJK, mutated expert actions) never raise and satisfy the step invariants;
 * ``close_twice``: ``close()`` twice is fine;
-* ``process_state``: after a first reset (imports done), an expert (or random) episode leaves the process's shared
-  state as it found it: the thread's ``decimal`` context, the ``random`` module's and NumPy's global generator
-  states, the recursion and int string-conversion limits, the working directory and ``os.environ``;
+* ``process_state``: after a first reset (imports done), an expert (or random) episode and ``close()`` leave the
+  process's shared state as they found it: the thread's ``decimal`` context, the ``random`` module's and NumPy's
+  global generator states, the recursion and int string-conversion limits, the working directory and
+  ``os.environ``;
 * ``snapshot``: expert steps, ``snapshot()``, other actions, ``restore()``, the rest of the expert's actions give
   the transcript of the unbranched episode (also on a second instance, from a pickled snapshot where it pickles);
   ``fork(env, 3)`` forks stepped differently do not affect each other (:func:`check_snapshot`).
@@ -493,12 +494,14 @@ def _process_state() -> dict[str, Any]:
 
 
 def _check_process_state(make: Callable[[], gym.Env], seed: int = 0, max_steps: int = 50) -> None:
-    """State is read after a first reset (imports done: pettingzoo sets ``SDL_AUDIODRIVER`` when imported). The
-    decimal context and the global generators get distinctive values first, so that code which sets them to a fixed
-    value of its own is seen as well."""
+    """State is read after a first reset (imports done: pettingzoo sets ``SDL_AUDIODRIVER`` when imported) and
+    again after the episode and ``close()``. The decimal context and the global generators get distinctive values
+    first, so that code which sets them to a fixed value of its own is seen as well; the caller's generator states
+    are put back whatever happens."""
     saved_random, saved_numpy = random.getstate(), np.random.get_state()
-    env = make()
+    env = None
     try:
+        env = make()
         env.reset(seed=seed)
         random.seed(0x5EED)
         np.random.seed(0x5EED)
@@ -510,6 +513,7 @@ def _check_process_state(make: Callable[[], gym.Env], seed: int = 0, max_steps: 
                 obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
                 if terminated or truncated:
                     break
+            env.close()
             after = _process_state()
         changed = [k for k in before if before[k] != after[k]]
         if os.getcwd() != cwd:
@@ -521,7 +525,8 @@ def _check_process_state(make: Callable[[], gym.Env], seed: int = 0, max_steps: 
     finally:
         random.setstate(saved_random)
         np.random.set_state(saved_numpy)
-        env.close()
+        if env is not None:
+            env.close()
 
 
 #: Turns the snapshot check plays from the same seed (reference episode length cap) and where it branches.

@@ -265,7 +265,7 @@ def test_check_conformance_flags_a_subclass_that_overrides_step() -> None:
     assert [(r.name, r.passed) for r in good.results] == [("contract_hooks", True)]
 
 
-@pytest.mark.parametrize("leak", ["decimal", "numpy", "random", "recursion", "cwd", "environ"])
+@pytest.mark.parametrize("leak", ["decimal", "numpy", "random", "recursion", "cwd", "environ", "close"])
 def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str, tmp_path) -> None:
     import decimal
     import itertools
@@ -293,9 +293,14 @@ def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str
                 target = tmp_path / f"d{next(resets)}"
                 target.mkdir()
                 os.chdir(target)
-            else:
+            elif leak == "environ":
                 os.environ["ARL_LEAK_TEST"] = os.environ.get("ARL_LEAK_TEST", "") + "x"
             return super()._reset_task(task_id)
+
+        def _close(self):
+            if leak == "close":
+                os.environ["ARL_LEAK_TEST"] = "closed"
+            super()._close()
 
     others = ("gymnasium_check_env", "contract_hooks", "api_misuse", "determinism", "reset_sequence",
               "expert_solves", "random_agent", "fuzz", "close_twice", "snapshot")
@@ -309,7 +314,7 @@ def test_check_conformance_flags_an_episode_that_changes_process_state(leak: str
         sys.setrecursionlimit(limit)
     assert [(r.name, r.passed) for r in bad.results] == [("process_state", False)], bad.summary()
     expected = {"decimal": "decimal context", "numpy": "NumPy", "random": "random module", "cwd": "working dir",
-                "recursion": "recursion limit", "environ": "ARL_LEAK_TEST"}[leak]
+                "recursion": "recursion limit", "environ": "ARL_LEAK_TEST", "close": "ARL_LEAK_TEST"}[leak]
     assert expected in bad.results[0].message
     good = check_conformance(GuessEnv, skip=others)
     assert [(r.name, r.passed) for r in good.results] == [("process_state", True)]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from arl_envs.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
 
 runner = CliRunner()
 
@@ -134,3 +138,31 @@ def test_list_groups_ids_by_domain_and_source_library() -> None:
     for (domain, source), n in counts.items():  # one header cell per group, with its size
         assert sum(f" {domain} " in ln and f"{source} ({n})" in ln for ln in lines) == 1, (domain, source)
     assert counts[("reasoning", "reasoning-gym")] >= 95 and counts[("multiagent", "open-spiel")] >= 10
+
+
+def _cli_with_path(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "arl_envs.cli", *args], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=tmp_path)
+
+
+def test_a_broken_baselines_package_costs_only_its_commands(tmp_path) -> None:
+    """The ``arl_envs.cli`` entry point failing to load (here an ``arl_baselines`` that raises on import, first on
+    the path) leaves list/play/check working, with one line on stderr."""
+    (tmp_path / "arl_baselines").mkdir()
+    (tmp_path / "arl_baselines" / "__init__.py").write_text("raise ImportError('simulated broken install')\n")
+    out = _cli_with_path(tmp_path, "list")
+    assert out.returncode == 0 and "arl/math.arithmetic-v1" in out.stdout, out.stderr[-2000:]
+    assert "unavailable (ImportError: simulated broken install)" in out.stderr
+
+
+def test_an_install_without_the_entry_points_says_how_to_get_train(tmp_path) -> None:
+    """Metadata written before the entry-point groups existed (first on the path here): ``train`` and ``scoreboard``
+    explain that a reinstall adds them, exit 1."""
+    meta = tmp_path / "arl_envs-0.1.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: arl-envs\nVersion: 0.1.0\n")
+    for cmd in (["train", "--env", "arl/math.countdown-v1"], ["scoreboard"]):
+        out = _cli_with_path(tmp_path, *cmd)
+        assert out.returncode == 1 and "Reinstall the package" in out.stderr, (cmd, out.stdout, out.stderr)
+    assert _cli_with_path(tmp_path, "list").returncode == 0

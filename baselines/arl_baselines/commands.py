@@ -36,7 +36,7 @@ def demo_grpo() -> bool:
     try:
         from arl_baselines.grpo.train import demo_run
     except ImportError as exc:
-        console.print(f"[red]GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'[/red]")
+        console.print(f"GRPO demo unavailable: {exc}. Install with: pip install -e '.[train]'", style="red", markup=False)
         return False
     console.rule(
         "GRPO (tiny model, CPU): imitation of a demonstrator wrong 30% of the time, then GRPO vs more SFT at equal compute"
@@ -86,7 +86,7 @@ def train(
     try:
         from arl_baselines.grpo.train import train as run_train
     except ImportError as exc:
-        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
+        console.print(f"{exc}. Install with: pip install -e '.[train]'", style="red", markup=False)
         raise typer.Exit(1) from exc
     from arl_baselines.grpo.train import check_train_args
 
@@ -122,7 +122,7 @@ def scoreboard(
     try:
         from arl_baselines.scoreboard import check_output, run_and_write
     except ImportError as exc:
-        console.print(f"[red]{exc}. Install with: pip install -e '.[train]'[/red]")
+        console.print(f"{exc}. Install with: pip install -e '.[train]'", style="red", markup=False)
         raise typer.Exit(1) from exc
     _check_ids(env_ids or [])
     _check_output_file(output, "--output")

@@ -35,9 +35,16 @@ def test_shipped_list_matches_the_installed_package() -> None:
 def test_every_id_light_check() -> None:
     """Every id: deterministic item from the seed, expert answer scores 1 (native and json), a wrong answer does
     not, a reply without an answer is a format error and the episode goes on."""
+    import random
+
+    import numpy as np
+
     failures = []
     for env_id in IDS:
         env = gym.make(env_id)
+        random.seed(11)
+        np.random.seed(11)
+        globals_before = (random.getstate(), np.random.get_state()[1].tolist())
         obs_a, info = env.reset(seed=3)
         obs_b, info_b = env.reset(seed=3)
         if obs_a != obs_b or info["task_id"] != info_b["task_id"]:
@@ -52,6 +59,9 @@ def test_every_id_light_check() -> None:
         _, r, term, _, info = env.step("<answer>zzzz-not-it</answer>")
         if not term or info["success"] or r >= 1.0:
             failures.append(f"{env_id}: a wrong answer scored {r}")
+        if (random.getstate(), np.random.get_state()[1].tolist()) != globals_before:
+            failures.append(f"{env_id}: an episode changed the random module's or NumPy's global generator (a "
+                            "dataset that draws from one belongs in GLOBAL_RNG_DATASETS)")
         env.close()
         env = gym.make(env_id, action_format="json")
         env.reset(seed=5)
@@ -96,19 +106,59 @@ def test_config_passed_through_and_bad_config_rejected() -> None:
     assert env.unwrapped.index == 17
 
 
-def test_decimal_context_of_the_caller_is_kept() -> None:
-    """decimal_arithmetic sets ``decimal.getcontext().prec`` while it makes and scores an item; an episode must not
-    change the trainer's decimal context (a lowered precision once made another env's answer check round)."""
+def test_decimal_context_of_the_caller_is_kept_and_does_not_change_items() -> None:
+    """decimal_arithmetic sets ``decimal.getcontext().prec`` while it makes an item: an episode leaves the caller's
+    decimal context as it was, and the caller's context (precision, rounding, traps) does not change the items."""
     import decimal
 
-    before = decimal.getcontext().prec
-    env = gym.make("arl/reasoning.decimal_arithmetic-v0")
-    for seed in range(3):
-        env.reset(seed=seed)
-        assert decimal.getcontext().prec == before
-        env.step(f"<answer>{env.unwrapped.item['answer']}</answer>")
-        assert decimal.getcontext().prec == before
+    def items(name: str) -> list[str]:
+        env = gym.make(f"arl/reasoning.{name}-v0")
+        out = []
+        for seed in range(6):
+            obs, _ = env.reset(seed=seed)
+            _, r, *_ = env.step(f"<answer>{env.unwrapped.item['answer']}</answer>")
+            out.append(f"{obs} {env.unwrapped.item['answer']} {r}")
+        env.close()
+        return out
+
+    for name in ("decimal_arithmetic", "decimal_chain_sum"):
+        want = items(name)
+        with decimal.localcontext(decimal.Context(prec=5, rounding=decimal.ROUND_DOWN,
+                                                  traps=[decimal.Inexact])) as ctx:
+            assert items(name) == want, name
+            assert (ctx.prec, ctx.rounding, decimal.getcontext() is ctx) == (5, decimal.ROUND_DOWN, True)
+
+
+def test_numpy_global_generator_left_alone() -> None:
+    """pool_matrix seeds NumPy's global generator to make an item; the caller's draws go on where they were."""
+    import numpy as np
+
+    np.random.seed(5)
+    want = np.random.random(4)
+    np.random.seed(5)
+    env = gym.make("arl/reasoning.pool_matrix-v0")
+    env.reset(seed=0)
+    env.step(f"<answer>{env.unwrapped.item['answer']}</answer>")
     env.close()
+    assert np.random.random(4).tolist() == want.tolist()
+
+
+def test_list_functions_items_depend_on_the_seed_only() -> None:
+    """list_functions draws some numbers from the ``random`` module's global generator without seeding it; the env
+    seeds it from the item's seed, so the caller's global state changes no item (and is left as it was)."""
+    import random
+
+    def items(global_seed: int) -> list[str]:
+        random.seed(global_seed)
+        env = gym.make("arl/reasoning.list_functions-v0")
+        out = [env.reset(options={"task_id": str(i)})[0] for i in range(40)]
+        env.close()
+        state = random.getstate()
+        random.seed(global_seed)
+        assert state == random.getstate()
+        return out
+
+    assert items(1) == items(2)
 
 
 def test_import_arl_envs_does_not_import_reasoning_gym() -> None:
