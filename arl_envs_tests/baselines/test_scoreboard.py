@@ -45,3 +45,23 @@ def test_quick_scoreboard_cli(tmp_path) -> None:
     # resume: every row is there already, nothing is played again
     rows2, _ = sb.run_and_write(out, quick=True, env_ids=QUICK_IDS, resume=True)
     assert len(rows2) == len(rows) and len(out.read_text().splitlines()) == len(rows)
+
+
+@pytest.mark.slow
+def test_grpo_rows_play_a_checkpoint_with_its_runs_budgets(tmp_path) -> None:
+    """A GRPO checkpoint's row is played with the prompts, tokens per turn and context its run was trained with,
+    and the env's own turn budget (not the zero-shot rows' 2 x 32 tokens)."""
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    from arl_baselines.grpo.train import train
+
+    run = tmp_path / "runs" / "tiny-math"
+    train("arl/math.arithmetic-v1", "tiny", 1, run, sft_steps=2, save_model=True, num_groups=2, group_size=2,
+          max_new_tokens=40, max_seq_len=160, eval_tasks=2, eval_samples=1, progress=False,
+          env_kwargs={"difficulty": 1, "kinds": ["integer"]})
+    (found,) = sb.grpo_checkpoints(tmp_path / "runs")
+    assert found[1] == "arl/math.arithmetic-v1" and found[3]["max_new_tokens"] == 40
+    cells = sb.run_scoreboard(["arl/math.arithmetic-v1"], seeds=1, lm_seeds=3, lms=(), grpo_root=tmp_path / "runs")
+    (row,) = [c.summary() for c in cells if c.agent.startswith("grpo:")]
+    assert row["episodes"] == 3 and row["env_kwargs"] == {"difficulty": 1, "kinds": ["integer"]}
+    assert row["note"].startswith("the env's turns x 40 tokens") and "the run's prompts" in row["note"]

@@ -199,13 +199,18 @@ def score_lm(
     seeds: list[int],
     *,
     max_new_tokens: int,
-    max_turns: int,
+    max_turns: int | None,
     env_kwargs: dict[str, Any] | None = None,
+    trained: dict[str, Any] | None = None,
 ) -> Cell:
     """Play a language model (a :class:`~arl_baselines.grpo.policy.Policy`) greedily, once per seed.
 
     Each episode is capped at ``max_turns`` turns (a TimeLimit over the env's own budget: the episode is truncated,
-    a failure) and ``max_new_tokens`` tokens per turn; an episode whose observations outgrow the context ends there.
+    a failure; None: the env's own budget) and ``max_new_tokens`` tokens per turn; an episode whose observations
+    outgrow the context ends there. A zero-shot model's prompts carry the instructions and tool schemas
+    (:func:`_tool_prompt_engine_class`); a GRPO checkpoint (``trained``: its run's ``config.json``) is played with
+    the prompts and the ``max_seq_len`` it was trained with (the trainer's ``RolloutEngine``, instructions only where
+    the run used them).
 
     Args:
         policy: The loaded policy.
@@ -213,23 +218,35 @@ def score_lm(
         env_id: Registered id.
         seeds: Reset seeds (batched together).
         max_new_tokens: Tokens per turn.
-        max_turns: Turns per episode.
+        max_turns: Turns per episode (None: the env's budget).
         env_kwargs: Env kwargs.
+        trained: The GRPO run's config (``max_seq_len``, ``use_instructions``) for a checkpoint's row.
     """
     cell = Cell(env_id, agent, env_kwargs=dict(env_kwargs or {}))
     start = time.perf_counter()
-    engine_cls = _tool_prompt_engine_class()
+    from arl_baselines.grpo.rollout import RolloutEngine
+
+    engine_cls = RolloutEngine if trained is not None else _tool_prompt_engine_class()
+    use_instructions = True
+    if trained is not None:
+        use_instructions = trained.get("use_instructions")
+        use_instructions = (not policy.is_tiny) if use_instructions is None else bool(use_instructions)
+    limit = {} if max_turns is None else {"max_episode_steps": max_turns}
     try:
         engine = engine_cls(
-            policy, env_id, env_kwargs={**cell.env_kwargs, "max_episode_steps": max_turns}, batch_size=len(seeds),
-            max_new_tokens=max_new_tokens, max_seq_len=MAX_CONTEXT_TOKENS, use_instructions=True, compile=False,
+            policy, env_id, env_kwargs={**cell.env_kwargs, **limit}, batch_size=len(seeds),
+            max_new_tokens=max_new_tokens, max_seq_len=MAX_CONTEXT_TOKENS, use_instructions=use_instructions,
+            compile=False,
         )
     except ArlError as exc:
         cell.note = f"unavailable: {exc}"
         return cell
     try:
         longest = max(len(engine.prompt(engine._env(0), s)[0]) for s in seeds)
-        need = longest + max_turns * max_new_tokens + (max_turns - 1) * OBS_TOKEN_BUDGET + 1
+        if trained is not None:
+            need = int(trained.get("max_seq_len") or MAX_CONTEXT_TOKENS)
+        else:
+            need = longest + max_turns * max_new_tokens + (max_turns - 1) * OBS_TOKEN_BUDGET + 1
         engine.max_seq_len = min(need, MAX_CONTEXT_TOKENS)  # read when the decoder is built (first run)
         if longest + 1 > engine.max_seq_len:
             cell.note = f"prompt of {longest} tokens exceeds the {MAX_CONTEXT_TOKENS}-token context"
@@ -248,14 +265,17 @@ def score_lm(
         cut += ep.context_truncated
         cell.successes.append(ep.success)
         cell.returns.append(ep.reward)
-    cell.note = f"<= {max_turns} turns x {max_new_tokens} tokens" + (f"; {cut} cut at context" if cut else "")
+    turns = "the env's turns" if max_turns is None else f"<= {max_turns} turns"
+    cell.note = f"{turns} x {max_new_tokens} tokens" + (f"; {cut} cut at context" if cut else "")
+    if trained is not None:
+        cell.note += "; the run's prompts and budgets"
     cell.seconds = time.perf_counter() - start
     return cell
 
 
-def grpo_checkpoints(root: str | Path = "runs") -> list[tuple[Path, str, dict[str, Any]]]:
-    """GRPO checkpoints under ``root``: ``(model dir, env id, env kwargs)`` from each run's ``config.json`` (not
-    the runs an ``--overwrite`` moved into a ``previous/`` directory)."""
+def grpo_checkpoints(root: str | Path = "runs") -> list[tuple[Path, str, dict[str, Any], dict[str, Any]]]:
+    """GRPO checkpoints under ``root``: ``(model dir, env id, env kwargs, the run's config)`` from each run's
+    ``config.json`` (not the runs an ``--overwrite`` moved into a ``previous/`` directory)."""
     found = []
     for cfg_path in sorted(Path(root).glob("**/config.json")):
         if "previous" in cfg_path.relative_to(root).parts:
@@ -268,7 +288,7 @@ def grpo_checkpoints(root: str | Path = "runs") -> list[tuple[Path, str, dict[st
         except (OSError, json.JSONDecodeError):
             continue
         if isinstance(cfg, dict) and "env_id" in cfg:
-            found.append((model_dir, str(cfg["env_id"]), dict(cfg.get("env_kwargs") or {})))
+            found.append((model_dir, str(cfg["env_id"]), dict(cfg.get("env_kwargs") or {}), cfg))
     return found
 
 
@@ -343,11 +363,12 @@ def run_scoreboard(
             add(score_lm(policy, label, env_id, held_out_seeds(lm_seeds), max_new_tokens=max_new_tokens,
                          max_turns=max_turns))
         del policy
-    for model_dir, env_id, kwargs in grpo_checkpoints(grpo_root) if grpo_root is not None else []:
+    for model_dir, env_id, kwargs, run_cfg in grpo_checkpoints(grpo_root) if grpo_root is not None else []:
         label = f"grpo:{model_dir}"
-        if env_id in ids and (env_id, label) not in skip:
+        if env_id in ids and (env_id, label) not in skip:  # the tokens per turn and turns it was trained with
             add(score_lm(load_policy(str(model_dir)), label, env_id, held_out_seeds(lm_seeds),
-                         max_new_tokens=max_new_tokens, max_turns=max_turns, env_kwargs=kwargs))
+                         max_new_tokens=int(run_cfg.get("max_new_tokens") or max_new_tokens), max_turns=None,
+                         env_kwargs=kwargs, trained=run_cfg))
     return cells
 
 
@@ -508,8 +529,9 @@ def run_and_write(
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     header = (
         f"Scoreboard of {datetime.date.today().isoformat()}, commit {commit or '?'}, command `{command}`: "
-        f"{seeds} held-out seeds per row for random/expert, {lm_seeds} for language models (greedy, at most "
-        f"{max_turns} turns x {max_new_tokens} tokens per episode); {time.perf_counter() - start:.0f} s for this run.\n\n"
+        f"{seeds} held-out seeds per row for random/expert, {lm_seeds} for language models (greedy; zero-shot "
+        f"models at most {max_turns} turns x {max_new_tokens} tokens per episode, GRPO checkpoints with their run's "
+        f"prompts and tokens per turn and the env's turns); {time.perf_counter() - start:.0f} s for this run.\n\n"
     )
     md = header + markdown_table(rows) + "\n"
     table_path(path).write_text(md)
