@@ -72,6 +72,21 @@ def test_demo_rows_time_only_warm_episodes(monkeypatch) -> None:
     assert [r["agent"] for r in rows] == ["expert", "random"] and rows[0]["timed_steps"] == 2
 
 
+def test_demo_ends_with_the_grpo_part_from_its_entry_point(monkeypatch) -> None:
+    """``arl-envs demo`` runs the ``arl_envs.demo`` entry point (``arl_baselines.commands.demo_grpo``) after the
+    reference agents; ``--no-grpo`` skips it; a part that could not run fails the demo."""
+    from arl_baselines import commands
+    from arl_envs import cli
+
+    ran: list[str] = []
+    monkeypatch.setattr(cli, "play_reference_agents", lambda ids, episodes: [])
+    monkeypatch.setattr(commands, "demo_grpo", lambda: ran.append("grpo") or True)
+    assert runner.invoke(app, ["demo", "--episodes", "1"]).exit_code == 0 and ran == ["grpo"]
+    assert runner.invoke(app, ["demo", "--episodes", "1", "--no-grpo"]).exit_code == 0 and ran == ["grpo"]
+    monkeypatch.setattr(commands, "demo_grpo", lambda: False)
+    assert runner.invoke(app, ["demo", "--episodes", "1"]).exit_code == 1
+
+
 def test_math_warm_up_starts_a_grader_worker() -> None:
     from arl_envs.envs.math.env import ArithmeticEnv
     from arl_envs.envs.math.grading import shared_grader
