@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from arl_envs.cli_support import (  # noqa: F401  (_check_output_file etc.: used by the commands below)
+    console,
     _check_ids,
     _check_output_file,
     _cx,
@@ -26,9 +26,6 @@ from arl_envs.cli_support import (  # noqa: F401  (_check_output_file etc.: used
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_OneLineErrors,
                   help="Gymnasium environments for agentic RL of LLM agents.")
-console = Console()
-if not console.is_terminal:  # logs and CI: wide enough that env ids are not cut
-    console = Console(width=160)
 
 #: Episodes per agent and env in ``arl-envs demo``.
 DEMO_EPISODES = 5
@@ -511,12 +508,13 @@ def _add_entry_point_commands() -> None:
                   file=sys.stderr)
     if found:
         return
-    for name in ("train", "scoreboard"):
-        def missing() -> None:
-            print(f"arl-envs: this install declares no {CLI_GROUP} entry point, which the baseline's commands come "
-                  f"through. {REINSTALL_HINT}", file=sys.stderr)
-            raise typer.Exit(1)
 
+    def missing() -> None:
+        print(f"arl-envs: this install declares no {CLI_GROUP} entry point, which the baseline's commands come "
+              f"through. {REINSTALL_HINT}", file=sys.stderr)
+        raise typer.Exit(1)
+
+    for name in ("train", "scoreboard"):
         app.command(name, hidden=True, help="Not installed (see the message it prints).", add_help_option=False,
                     context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(missing)
 

@@ -10,8 +10,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.console import Console
 from typer.core import TyperGroup
 
+#: The command line's output (its commands and those entry points add): a terminal's width, 160 columns in logs and
+#: CI so that env ids are not cut.
+console = Console()
+if not console.is_terminal:
+    console = Console(width=160)
 #: Click's exception classes as this typer uses them (the ``click`` package, or the copy newer typers vendor).
 _cx = sys.modules[typer.BadParameter.__module__]
 #: What click raises on Ctrl-C / EOF: ``typer.Abort`` (newer typers' vendored click has no ``Abort`` of its own).

@@ -14,17 +14,13 @@ import sys
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from arl_envs.cli_support import _check_ids, _check_output_file, _kwargs
+from arl_envs.cli_support import _check_ids, _check_output_file, _kwargs, console
 
 #: The id ``arl-envs train`` trains on without ``--env``: one whose shipped tiny defaults lift held-out success over
 #: their SFT checkpoint (benchmarks/RESULTS.md, "Defaults"); arithmetic's do not.
 DEFAULT_TRAIN_ENV = "arl/math.countdown-v1"
 
-console = Console()
-if not console.is_terminal:  # logs and CI: wide enough that env ids are not cut (as arl_envs.cli's console)
-    console = Console(width=160)
 
 
 def demo_grpo() -> bool:

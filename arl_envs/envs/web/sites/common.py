@@ -3,6 +3,7 @@ database connection, the session cookie, and the customer session of the shop, f
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -36,6 +37,26 @@ def open_user_session(cookie: str) -> None:
     g.user = g.db.execute("SELECT * FROM users WHERE id=?", (row[0],)).fetchone() if row and row[0] else None
     g.new_sid = None
 
+
+
+def session_id() -> str:
+    """The request's customer session id, opening a session (a ``sessions`` row and, after the request, its
+    cookie) when there is none."""
+    if not g.sid:
+        g.sid = g.new_sid = secrets.token_hex(8)
+        g.db.execute("INSERT INTO sessions VALUES (?, NULL)", (g.sid,))
+    return g.sid
+
+
+def sign_in(user_id: int) -> None:
+    """Sign the request's customer session (opened if needed) in as ``users`` row ``user_id``."""
+    g.db.execute("UPDATE sessions SET user_id=? WHERE id=?", (user_id, session_id()))
+
+
+def sign_out() -> None:
+    """Sign the request's customer session out (the session itself stays)."""
+    if g.sid:
+        g.db.execute("UPDATE sessions SET user_id=NULL WHERE id=?", (g.sid,))
 
 def login_redirect_target(nxt: str) -> str | None:
     """Where a login form's ``next`` may send the browser: a path of this site (``/orders?page=2``) prefixed with the

@@ -13,12 +13,11 @@ relevance/new/top/comments, ``page``), ``/u/<username>`` (profile: karma, posts,
 from __future__ import annotations
 
 import re
-import secrets
 from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
-from arl_envs.envs.web.sites.common import login_redirect_target, make_app, open_user_session
+from arl_envs.envs.web.sites.common import login_redirect_target, make_app, open_user_session, sign_in, sign_out
 
 PAGE_SIZE = 20
 N_COMMENTS = "(SELECT COUNT(*) FROM comments c WHERE c.post_id=p.id)"
@@ -299,17 +298,13 @@ def create_app() -> Flask:
             if row is None:
                 error = "Wrong username or password."
             else:
-                if not g.sid:
-                    g.sid = g.new_sid = secrets.token_hex(8)
-                    g.db.execute("INSERT INTO sessions VALUES (?, NULL)", (g.sid,))
-                g.db.execute("UPDATE sessions SET user_id=? WHERE id=?", (row[0], g.sid))
+                sign_in(row[0])
                 return redirect(login_redirect_target(nxt) or url_for("home"))
         return render_template("login.html", error=error, next=nxt)
 
     @app.route("/logout", methods=["POST"])
     def logout():
-        if g.sid:
-            g.db.execute("UPDATE sessions SET user_id=NULL WHERE id=?", (g.sid,))
+        sign_out()
         return redirect(url_for("home"))
 
     @app.route("/account", methods=["GET", "POST"])

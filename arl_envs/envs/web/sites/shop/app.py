@@ -11,12 +11,11 @@ The WSGI environ key ``arl.db`` must hold the ``sqlite3.Connection`` of the env 
 from __future__ import annotations
 
 import re
-import secrets
 from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
-from arl_envs.envs.web.sites.common import make_app, open_user_session
+from arl_envs.envs.web.sites.common import make_app, open_user_session, session_id, sign_in, sign_out
 
 PAGE_SIZE = 20
 SORTS = {
@@ -41,12 +40,6 @@ def create_app() -> Flask:
     @app.before_request
     def _open() -> None:
         open_user_session("shop_sid")
-
-    def session_id() -> str:
-        if not g.sid:
-            g.sid = g.new_sid = secrets.token_hex(8)
-            g.db.execute("INSERT INTO sessions VALUES (?, NULL)", (g.sid,))
-        return g.sid
 
     @app.context_processor
     def _globals():
@@ -235,15 +228,13 @@ def create_app() -> Flask:
             if row is None:
                 error = "Wrong email or password."
             else:
-                sid = session_id()
-                g.db.execute("UPDATE sessions SET user_id=? WHERE id=?", (row[0], sid))
+                sign_in(row[0])
                 return redirect(url_for("checkout") if nxt == "checkout" else url_for("account"))
         return render_template("login.html", error=error, next=nxt)
 
     @app.route("/logout", methods=["POST"])
     def logout():
-        if g.sid:
-            g.db.execute("UPDATE sessions SET user_id=NULL WHERE id=?", (g.sid,))
+        sign_out()
         return redirect(url_for("home"))
 
     @app.route("/account", methods=["GET", "POST"])

@@ -16,12 +16,11 @@ merge requests, labels or milestones needs membership (Reporters may only commen
 from __future__ import annotations
 
 import re
-import secrets
 from pathlib import Path
 
 from flask import Flask, abort, g, redirect, render_template, request, url_for
 
-from arl_envs.envs.web.sites.common import login_redirect_target, make_app, open_user_session
+from arl_envs.envs.web.sites.common import login_redirect_target, make_app, open_user_session, sign_in, sign_out
 
 PAGE_SIZE = 20
 ISSUE_SORTS = {"": "i.created DESC, i.iid DESC", "oldest": "i.created ASC, i.iid ASC",
@@ -85,17 +84,13 @@ def create_app() -> Flask:
             elif row is None:
                 error = "Invalid login or password."
             else:
-                if not g.sid:
-                    g.sid = g.new_sid = secrets.token_hex(8)
-                    g.db.execute("INSERT INTO sessions VALUES (?, NULL)", (g.sid,))
-                g.db.execute("UPDATE sessions SET user_id=? WHERE id=?", (row[0], g.sid))
+                sign_in(row[0])
                 return redirect(login_redirect_target(nxt) or url_for("home"))
         return render_template("login.html", error=error, next=nxt)
 
     @app.route("/logout", methods=["POST"])
     def logout():
-        if g.sid:
-            g.db.execute("UPDATE sessions SET user_id=NULL WHERE id=?", (g.sid,))
+        sign_out()
         return redirect(url_for("home"))
 
     @app.route("/search")
@@ -244,6 +239,17 @@ def create_app() -> Flask:
         return render_template("issue_new.html", p=p, form=form, errors=errors, labels=labels, milestones=milestones,
                                people=people, tab="issues")
 
+    def add_note(target_type: str, target_id: int) -> str:
+        """Post the form's ``body`` as the signed-in user's comment on an issue or merge request (``target_type``
+        ``"issue"`` / ``"mr"``), dated the site's today; the error to show, or ``""`` when posted."""
+        body = request.form.get("body", "").strip()
+        if not body:
+            return "A comment can't be blank."
+        today = g.db.execute("SELECT MAX(created) FROM notes").fetchone()[0]
+        g.db.execute("INSERT INTO notes(target_type,target_id,author_id,body,created) VALUES (?,?,?,?,?)",
+                     (target_type, target_id, g.user[0], body, today))
+        return ""
+
     @app.route("/projects/<slug>/issues/<int:iid>", methods=["GET", "POST"])
     def issue(slug: str, iid: int):
         p = project(slug)
@@ -254,13 +260,8 @@ def create_app() -> Flask:
             if g.user is None:
                 return redirect(url_for("login", next=f"/projects/{slug}/issues/{iid}"))
             if what == "comment":
-                body = request.form.get("body", "").strip()
-                if not body:
-                    error = "A comment can't be blank."
-                else:
-                    today = g.db.execute("SELECT MAX(created) FROM notes").fetchone()[0]
-                    g.db.execute("INSERT INTO notes(target_type,target_id,author_id,body,created) VALUES "
-                                 "('issue',?,?,?,?)", (i[0], g.user[0], body, today))
+                error = add_note("issue", i[0])
+                if not error:
                     return redirect(url_for("issue", slug=slug, iid=iid))
             elif not can_edit(p[0]):
                 error = "Only project members with the Developer role or higher can change this issue."
@@ -338,13 +339,8 @@ def create_app() -> Flask:
             if g.user is None:
                 return redirect(url_for("login", next=f"/projects/{slug}/merge_requests/{iid}"))
             if what == "comment":
-                body = request.form.get("body", "").strip()
-                if not body:
-                    error = "A comment can't be blank."
-                else:
-                    today = g.db.execute("SELECT MAX(created) FROM notes").fetchone()[0]
-                    g.db.execute("INSERT INTO notes(target_type,target_id,author_id,body,created) VALUES ('mr',?,?,?,?)",
-                                 (m[0], g.user[0], body, today))
+                error = add_note("mr", m[0])
+                if not error:
                     return redirect(url_for("mr", slug=slug, iid=iid))
             elif role(p[0]) not in ("Owner", "Maintainer") and what == "merge":
                 error = "Only Maintainers and Owners can merge."
